@@ -1,0 +1,1 @@
+//! Renderings of plans and reports.
