@@ -71,7 +71,9 @@ impl Resource {
             }
         };
         let api_version = non_empty_str(obj.get("apiVersion"))
-            .ok_or(ModelError::MissingField { field: "apiVersion" })?
+            .ok_or(ModelError::MissingField {
+                field: "apiVersion",
+            })?
             .to_string();
         let kind = non_empty_str(obj.get("kind"))
             .ok_or(ModelError::MissingField { field: "kind" })?
@@ -134,7 +136,9 @@ impl Resource {
 
     /// One label value, if present and a string.
     pub fn label(&self, key: &str) -> Option<&str> {
-        self.labels().and_then(|l| l.get(key)).and_then(Value::as_str)
+        self.labels()
+            .and_then(|l| l.get(key))
+            .and_then(Value::as_str)
     }
 
     /// The name used in messages: `metadata.name`, or `generateName` followed by `*`.
@@ -202,7 +206,8 @@ mod tests {
 
     #[test]
     fn a_resource_needs_kind_api_version_and_a_name_or_generate_name() {
-        let ok = json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generateName": "mig-"}});
+        let ok =
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"generateName": "mig-"}});
         let r = Resource::from_value(ok, None).unwrap();
         assert_eq!(r.name, "");
         assert_eq!(r.display_name(), "mig-*");
@@ -216,7 +221,9 @@ mod tests {
         let no_name = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {}});
         assert_eq!(
             Resource::from_value(no_name, None).unwrap_err(),
-            ModelError::MissingField { field: "metadata.name" }
+            ModelError::MissingField {
+                field: "metadata.name"
+            }
         );
         assert_eq!(
             Resource::from_value(json!([1]), None).unwrap_err(),
