@@ -1,1 +1,136 @@
-//! (module under construction in this commit series)
+//! Command-line arguments (clap derive). Parsing only: validation and behaviour live in the
+//! modules that own them, and `main.rs` maps outcomes to exit codes.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// syncguard keeps Argo CD syncs safe.
+///
+/// It knows exactly how Argo CD orders a sync (phases, hooks, waves, kind order, health gating)
+/// and shows it before the sync runs.
+///
+/// Exit codes: 0 = clean, 1 = blocking findings, 2 = error (bad input, unreadable files).
+#[derive(Debug, Parser)]
+#[command(name = "syncguard", version, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show the exact order in which Argo CD will apply rendered manifests.
+    ///
+    /// Prints a timeline grouped by phase (PreSync → Sync → PostSync, SyncFail on failure) and
+    /// wave: which steps wait for health before the next one starts, which hooks block, which
+    /// Namespaces/CRDs Argo CD moves forward, and which objects it will never apply (and why).
+    ///
+    /// Examples:
+    ///
+    ///   syncguard plan examples/seed-incident
+    ///
+    ///   helm template my-release ./chart | syncguard plan -
+    ///
+    ///   syncguard plan rendered/ --dest-namespace shop --create-namespace --format json
+    Plan(PlanArgs),
+}
+
+/// Where manifests come from (shared by every dry-run command).
+#[derive(Debug, Args)]
+pub struct InputArgs {
+    /// Files or directories (searched recursively for *.yaml, *.yml, *.json); `-` reads stdin.
+    #[arg(value_name = "PATH", default_value = "-")]
+    pub paths: Vec<PathBuf>,
+}
+
+/// `syncguard plan`.
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// The manifests to plan.
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    pub format: PlanFormat,
+
+    /// The Application's destination namespace. Argo CD gives it to every object that has no
+    /// namespace (even cluster-scoped ones), which decides where Namespaces are moved to.
+    /// Taken from an Application in the input when there is one.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub dest_namespace: Option<String>,
+
+    /// Simulate the app-level sync option `CreateNamespace=true`.
+    #[arg(long)]
+    pub create_namespace: bool,
+
+    /// Simulate the app-level sync option `PruneLast=true`.
+    #[arg(long)]
+    pub prune_last: bool,
+
+    /// Live objects currently in the cluster (e.g. `kubectl get -o yaml` output). Objects that
+    /// are live but not in the manifests become prune tasks, ordered as Argo CD prunes them.
+    #[arg(long, value_name = "PATH")]
+    pub live: Vec<PathBuf>,
+
+    /// Git revision, used to name hooks that only have `generateName`.
+    #[arg(long, default_value = "")]
+    pub revision: String,
+
+    /// When to colour the text output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// Formats of `syncguard plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PlanFormat {
+    /// A human-readable timeline.
+    Text,
+    /// The plan as JSON, for machines.
+    Json,
+}
+
+/// When to use colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Only when stdout is a terminal (and NO_COLOR is not set).
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    /// Resolves `auto` against the terminal and the `NO_COLOR` convention.
+    pub fn enabled(self, is_terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => is_terminal && std::env::var_os("NO_COLOR").is_none(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn plan_reads_stdin_when_no_path_is_given() {
+        let cli = Cli::try_parse_from(["syncguard", "plan"]).unwrap();
+        let Command::Plan(args) = cli.command;
+        assert_eq!(args.input.paths, vec![PathBuf::from("-")]);
+        assert_eq!(args.format, PlanFormat::Text);
+    }
+}
