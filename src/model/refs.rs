@@ -12,7 +12,7 @@
 //!   SealedSecret, cert-manager Certificate → Secret), kept apart from references because
 //!   "exists once Argo CD applied it" and "exists once a controller got round to it" gate a sync
 //!   differently (SG202);
-//! - `ResourceIndex` (next commit): resolves a reference against the manifest set in constant time per
+//! - [`ResourceIndex`]: resolves a reference against the manifest set in constant time per
 //!   reference, so whole-set checks stay linear (DESIGN §3: rules never see the whole set).
 //!
 //! Extraction never fails: a malformed object (a `containers` that is not a list, a name that is
@@ -24,6 +24,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod index;
 mod pod;
 mod scope;
 
@@ -37,6 +38,7 @@ use serde_json::Value;
 
 use super::{Resource, split_api_version};
 
+pub use index::{Resolution, ResourceIndex, dependents, resolve_all};
 pub use scope::{is_builtin_group, is_cluster_scoped};
 
 /// API group of CustomResourceDefinition, the target of every CR → CRD reference.
@@ -78,7 +80,7 @@ pub struct GroupKind {
 }
 
 /// One object pointing at another. Serializes to the `input.refs[_]` entry of the Rego input
-/// (minus `target`, which the caller adds from `Resolution` and the target's Argo CD facts).
+/// (minus `target`, which the caller adds from [`Resolution`] and the target's Argo CD facts).
 ///
 /// Every field is always serialized (`group` is `""` for the core group, `namespace` is `null`
 /// for cluster-scoped targets) because in Rego a missing field silently makes a rule body
@@ -138,8 +140,8 @@ pub struct Produced {
 ///
 /// The implicit `default` ServiceAccount of a pod spec that names none is *not* reported: it is
 /// not written anywhere (no `via` to point at) and always exists. An explicit
-/// `serviceAccountName: default` is reported, and the index answers
-/// "builtin" for it.
+/// `serviceAccountName: default` is reported, and [`ResourceIndex::resolve`] answers
+/// [`Resolution::Builtin`] for it.
 pub fn references(r: &Resource) -> Vec<Reference> {
     let mut out = Vec::new();
     let namespace = r.namespace.as_deref();
