@@ -234,6 +234,13 @@ pub fn assess_resource(r: &Resource, flavor: Flavor) -> Result<Option<Health>, H
 /// assessed as an error (`Unknown`), which blocks a wave just as a real check would. It also
 /// ignores deletion: any object being deleted is `Progressing` (see [`assess`]), which the
 /// planner cannot know from manifests.
+///
+/// Caution: this covers the built-in **Go** checks only (spec §8, H18). A real Argo CD controller
+/// also applies the Lua checks bundled in `argo-cd/resource_customizations/` (about 240 kinds at
+/// the spec's commit, e.g. `batch/CronJob`, `policy/PodDisruptionBudget`,
+/// `apiextensions.k8s.io/CustomResourceDefinition`, `external-secrets.io/ExternalSecret`,
+/// `bitnami.com/SealedSecret`, `argoproj.io/Rollout`, even `serving.knative.dev/Service`), and
+/// those kinds do gate waves there. A `false` here means "no built-in Go check", not "never gates".
 pub fn has_health_check(group: &str, kind: &str) -> bool {
     Check::of(group, kind).is_some()
 }
