@@ -5,6 +5,7 @@
 //! `file:line:column`. Everything Argo CD will *do* with the object lives in [`argo`]; what the
 //! object *points at* lives in [`refs`]; how Argo CD judges its *health* lives in [`health`].
 
+pub mod app;
 pub mod argo;
 pub mod health;
 pub mod refs;
