@@ -1,0 +1,1 @@
+//! (tick simulator under construction)
