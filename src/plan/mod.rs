@@ -344,8 +344,8 @@ pub enum IgnoreReason {
     HooksSkipped,
     /// A second non-hook target with the same key; Argo CD keeps one (the last).
     DuplicateTarget,
-    /// A live-only object that is a hook (or `Skip`): hooks are never pruned.
-    LiveHookNotPruned,
+    /// A live-only object that is a hook or `Skip`: Argo CD never prunes those.
+    NeverPruned,
 }
 
 impl IgnoreReason {
@@ -482,9 +482,9 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
     let mut live_matched = vec![false; input.live.len()];
 
     // Managed (non-hook) targets, deduplicated by key (Argo CD's resource map keeps one).
-    let mut managed: HashMap<(String, String, String, String), usize> = HashMap::new();
+    let mut managed: HashMap<LiveKey, usize> = HashMap::with_capacity(input.targets.len());
     let mut is_managed = vec![false; input.targets.len()];
-    let mut hooks: Vec<usize> = Vec::new();
+    let mut hooks = HashSet::new();
     for (i, (r, f)) in input.targets.iter().zip(&target_facts).enumerate() {
         if f.ignored == Some(Ignored::GarbageHook) || f.ignored == Some(Ignored::DeleteHookOnly) {
             // Garbage hooks are dropped by `splitHooks`; delete-only hooks by the controller.
@@ -499,11 +499,15 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
             continue;
         }
         if f.is_hook {
-            hooks.push(i);
+            hooks.insert(i);
             continue;
         }
-        let ns = filled_namespace(r, dest);
-        let key = (r.group.clone(), r.kind.clone(), ns, r.name.clone());
+        let key = (
+            r.group.as_str(),
+            r.kind.as_str(),
+            filled_namespace(r, dest),
+            r.name.as_str(),
+        );
         if let Some(prev) = managed.insert(key, i) {
             ignored.push(IgnoredObject {
                 source: TaskSource::Target { index: prev },
@@ -518,23 +522,23 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
             *m = true;
         }
     }
-    let managed_order: Vec<usize> = (0..input.targets.len())
-        .filter(|&i| is_managed.get(i).copied().unwrap_or(false))
+    let targets = || input.targets.iter().zip(&target_facts).enumerate();
+    let managed_order: Vec<(usize, (&Resource, &SyncFacts))> = targets()
+        .filter(|(i, _)| is_managed.get(*i).copied().unwrap_or(false))
         .collect();
 
-    let mut tasks: Vec<Task> = Vec::with_capacity(input.targets.len() + 1);
-    for &i in &managed_order {
-        let (r, f) = (&input.targets[i], &target_facts[i]);
+    let mut tasks: Vec<Task> = Vec::with_capacity(input.targets.len() + input.live.len() + 1);
+    for &(i, (r, f)) in &managed_order {
         // Reconcile: namespaced key first (namespace filled), then cluster scope.
         let ns = filled_namespace(r, dest);
-        let live = [ns.as_str(), ""].iter().find_map(|n| {
+        let live = [ns, ""].iter().find_map(|n| {
             live_index
                 .get(&(r.group.as_str(), r.kind.as_str(), *n, r.name.as_str()))
                 .copied()
-                .filter(|&l| !live_matched[l])
+                .filter(|&l| !live_matched.get(l).copied().unwrap_or(true))
         });
-        if let Some(l) = live {
-            live_matched[l] = true;
+        if let Some(m) = live.and_then(|l| live_matched.get_mut(l)) {
+            *m = true;
         }
         if f.skip {
             ignored.push(IgnoredObject {
@@ -550,15 +554,14 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
                 f,
                 i,
                 phase,
-                ns.clone(),
+                ns.to_string(),
                 r.name.clone(),
                 false,
                 live,
             ));
         }
     }
-    for &i in &hooks {
-        let (r, f) = (&input.targets[i], &target_facts[i]);
+    for (i, (r, f)) in targets().filter(|(i, _)| hooks.contains(i)) {
         if app.skip_hooks {
             ignored.push(IgnoredObject {
                 source: TaskSource::Target { index: i },
@@ -569,7 +572,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
         }
         let ns = filled_namespace(r, dest);
         // `liveObj()`: same group, kind and name, same namespace or cluster-scoped.
-        let live = [ns.as_str(), ""].iter().find_map(|n| {
+        let live = [ns, ""].iter().find_map(|n| {
             live_index
                 .get(&(r.group.as_str(), r.kind.as_str(), *n, r.name.as_str()))
                 .copied()
@@ -592,12 +595,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
             // A generated name differs per phase, so the live copy (if any) is per name.
             let live = if generated {
                 live_index
-                    .get(&(
-                        r.group.as_str(),
-                        r.kind.as_str(),
-                        ns.as_str(),
-                        name.as_str(),
-                    ))
+                    .get(&(r.group.as_str(), r.kind.as_str(), ns, name.as_str()))
                     .copied()
             } else {
                 live
@@ -607,7 +605,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
                 f,
                 i,
                 phase,
-                ns.clone(),
+                ns.to_string(),
                 name,
                 generated,
                 live,
@@ -622,10 +620,9 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
     if app.sync_options.has("CreateNamespace=true")
         && !dest.is_empty()
         && (!namespace_exists || app.managed_namespace_metadata)
-        && !managed_order.iter().any(|&i| {
-            let r = &input.targets[i];
-            r.kind == "Namespace" && r.group.is_empty() && r.name == dest
-        })
+        && !managed_order
+            .iter()
+            .any(|(_, (r, _))| r.kind == "Namespace" && r.group.is_empty() && r.name == dest)
     {
         tasks.push(Task {
             index: 0,
@@ -658,7 +655,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
     let app_prune_last = app.sync_options.has("PruneLast=true");
     let app_prune_default = option_value(&app.sync_options.items, "Prune");
     for (l, r) in input.live.iter().enumerate() {
-        if live_matched[l] || !present(l) {
+        if live_matched.get(l).copied().unwrap_or(true) || !present(l) {
             continue;
         }
         let f = SyncFacts::of(r);
@@ -666,7 +663,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
             ignored.push(IgnoredObject {
                 source: TaskSource::Live { index: l },
                 object: ObjectKey::of_resource(r),
-                reason: IgnoreReason::LiveHookNotPruned,
+                reason: IgnoreReason::NeverPruned,
             });
             continue;
         }
@@ -703,8 +700,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
 
     order::reverse_prune_waves(&mut tasks);
     order::apply_prune_last(&mut tasks);
-    tasks.sort_by(order::total_cmp);
-    let mut tasks = order::bubble_dependencies(tasks);
+    let mut tasks = order::order_tasks(tasks);
     for (i, t) in tasks.iter_mut().enumerate() {
         t.index = i;
     }
@@ -816,8 +812,8 @@ fn crd_group_kind(r: &Resource) -> Option<(String, String)> {
 }
 
 /// The namespace Argo CD gives a target: its own, else the destination namespace.
-fn filled_namespace(r: &Resource, dest: &str) -> String {
-    r.namespace.clone().unwrap_or_else(|| dest.to_string())
+fn filled_namespace<'r>(r: &'r Resource, dest: &'r str) -> &'r str {
+    r.namespace.as_deref().unwrap_or(dest)
 }
 
 /// `GetAnnotationOptionValue`: the value of the first `key=value` item with this key.

@@ -93,6 +93,29 @@ pub fn total_cmp(a: &Task, b: &Task) -> Ordering {
         .then_with(|| a.version.as_bytes().cmp(b.version.as_bytes()))
 }
 
+/// Sorts by [`total_cmp`], then runs Namespace and CRD bubbling (spec §4.4).
+///
+/// Tasks are a few hundred bytes each, so the sort and both bubbling passes work on a
+/// permutation of indices; the tasks themselves move once, at the end.
+pub fn order_tasks(mut tasks: Vec<Task>) -> Vec<Task> {
+    let mut perm: Vec<usize> = (0..tasks.len()).collect();
+    perm.sort_by(|&a, &b| match (tasks.get(a), tasks.get(b)) {
+        (Some(x), Some(y)) => total_cmp(x, y),
+        _ => Ordering::Equal,
+    });
+    let perm = bubble(&mut tasks, perm, Pass::Namespace);
+    let perm = bubble(&mut tasks, perm, Pass::Crd);
+    permute(tasks, perm)
+}
+
+/// Reorders `tasks` so that position `p` holds `tasks[perm[p]]`.
+fn permute(tasks: Vec<Task>, perm: Vec<usize>) -> Vec<Task> {
+    let mut slots: Vec<Option<Task>> = tasks.into_iter().map(Some).collect();
+    perm.into_iter()
+        .filter_map(|i| slots.get_mut(i).and_then(Option::take))
+        .collect()
+}
+
 /// Prune wave reversal (spec §4.5): the distinct *original* waves of the prune tasks, sorted,
 /// are mirrored (`w[i]` ↔ `w[n-1-i]`). A mirror over the set of prune waves, not a negation:
 /// prune tasks keep landing on waves that exist among prune tasks.
@@ -145,23 +168,26 @@ enum Pass {
     Crd,
 }
 
+/// A dependency key: a namespace name, or a (group, kind).
+type DepKey<'t> = (&'t str, &'t str);
+
 impl Pass {
     /// The dependency key if the task *is* a dependency in this pass.
-    fn dep_key(self, t: &Task) -> Option<String> {
+    fn dep_key(self, t: &Task) -> Option<DepKey<'_>> {
         match self {
             Pass::Namespace => {
-                (t.kind == "Namespace" && t.group.is_empty()).then(|| t.name.clone())
+                (t.kind == "Namespace" && t.group.is_empty()).then_some((t.name.as_str(), ""))
             }
-            Pass::Crd => t.crd_for.clone(),
+            Pass::Crd => t.crd_for.as_deref().and_then(|gk| gk.split_once('/')),
         }
     }
 
     /// The dependency key the task *references* in this pass (only asked when it is not a
     /// dependency itself, as in gitops-engine's `if isDep … else if doesRefDep`).
-    fn ref_key(self, t: &Task) -> Option<String> {
+    fn ref_key(self, t: &Task) -> Option<DepKey<'_>> {
         match self {
-            Pass::Namespace => (!t.namespace.is_empty()).then(|| t.namespace.clone()),
-            Pass::Crd => Some(format!("{}/{}", t.group, t.kind)),
+            Pass::Namespace => (!t.namespace.is_empty()).then_some((t.namespace.as_str(), "")),
+            Pass::Crd => Some((t.group.as_str(), t.kind.as_str())),
         }
     }
 
@@ -174,12 +200,14 @@ impl Pass {
 }
 
 /// Namespace, then CRD bubbling (spec §4.4, `syncTasks.Sort → adjustDeps`), on a sorted list.
-pub fn bubble_dependencies(tasks: Vec<Task>) -> Vec<Task> {
-    let tasks = bubble(tasks, Pass::Namespace);
-    bubble(tasks, Pass::Crd)
+pub fn bubble_dependencies(mut tasks: Vec<Task>) -> Vec<Task> {
+    let perm: Vec<usize> = (0..tasks.len()).collect();
+    let perm = bubble(&mut tasks, perm, Pass::Namespace);
+    let perm = bubble(&mut tasks, perm, Pass::Crd);
+    permute(tasks, perm)
 }
 
-/// One `adjustDeps` pass in linear time.
+/// One `adjustDeps` pass in linear time over the order `perm` (positions → task indexes).
 ///
 /// gitops-engine scans the sorted list, remembers the index of the first task referencing each
 /// key, and when it reaches a dependency whose key was already referenced it shifts the slice
@@ -190,57 +218,61 @@ pub fn bubble_dependencies(tasks: Vec<Task>) -> Vec<Task> {
 /// dependant, after any dependencies moved there earlier in the scan. This function builds
 /// exactly that order with one map and one rebuild pass instead of repeated slice shifts (which
 /// are quadratic on large apps). Prune tasks are skipped as both dependencies and dependants.
-fn bubble(tasks: Vec<Task>, pass: Pass) -> Vec<Task> {
-    let n = tasks.len();
-    let mut first_ref: HashMap<String, usize> = HashMap::new();
-    // `attached[j]`: dependencies moved in front of task j, in scan order.
-    let mut attached: HashMap<usize, Vec<usize>> = HashMap::new();
-    let mut moved: Vec<Option<usize>> = vec![None; n];
-    for (i, t) in tasks.iter().enumerate() {
-        if t.is_prune {
-            continue;
-        }
-        if let Some(key) = pass.dep_key(t) {
-            if let Some(&j) = first_ref.get(&key) {
-                moved[i] = Some(j);
-                attached.entry(j).or_default().push(i);
+fn bubble(tasks: &mut [Task], perm: Vec<usize>, pass: Pass) -> Vec<usize> {
+    // (dependency position, dependant position), in scan order.
+    let mut moves: Vec<(usize, usize)> = Vec::new();
+    {
+        let mut first_ref: HashMap<DepKey, usize> = HashMap::new();
+        for (pos, t) in perm.iter().enumerate() {
+            let Some(t) = tasks.get(*t) else { continue };
+            if t.is_prune {
+                continue;
             }
-        } else if let Some(key) = pass.ref_key(t) {
-            first_ref.entry(key).or_insert(i);
-        }
-    }
-    if attached.is_empty() {
-        return tasks;
-    }
-    // The dependant's phase, wave and identity, read before anything moves.
-    let targets: HashMap<usize, (SyncPhase, i64, super::ObjectKey)> = attached
-        .keys()
-        .filter_map(|&j| tasks.get(j).map(|t| (j, (t.phase, t.wave, t.object_key()))))
-        .collect();
-    let mut slots: Vec<Option<Task>> = tasks.into_iter().map(Some).collect();
-    let mut out = Vec::with_capacity(n);
-    for j in 0..n {
-        if moved.get(j).copied().flatten().is_some() {
-            continue;
-        }
-        if let (Some(deps), Some((phase, wave, key))) = (attached.get(&j), targets.get(&j)) {
-            for &d in deps {
-                if let Some(mut dep) = slots.get_mut(d).and_then(Option::take) {
-                    dep.bubbled = Some(Bubble {
-                        dependency: pass.dependency(),
-                        from_phase: dep.phase,
-                        from_wave: dep.wave,
-                        dependant: key.clone(),
-                    });
-                    dep.phase = *phase;
-                    dep.wave = *wave;
-                    out.push(dep);
+            if let Some(key) = pass.dep_key(t) {
+                if let Some(&dependant) = first_ref.get(&key) {
+                    moves.push((pos, dependant));
                 }
+            } else if let Some(key) = pass.ref_key(t) {
+                first_ref.entry(key).or_insert(pos);
             }
         }
-        if let Some(t) = slots.get_mut(j).and_then(Option::take) {
-            out.push(t);
+    }
+    if moves.is_empty() {
+        return perm;
+    }
+    let mut moved = vec![false; perm.len()];
+    let mut attached: HashMap<usize, Vec<usize>> = HashMap::new();
+    for &(dep, dependant) in &moves {
+        if let Some(m) = moved.get_mut(dep) {
+            *m = true;
         }
+        attached.entry(dependant).or_default().push(dep);
+        let target = perm
+            .get(dependant)
+            .and_then(|&j| tasks.get(j))
+            .map(|d| (d.phase, d.wave, d.object_key()));
+        if let (Some((phase, wave, key)), Some(t)) =
+            (target, perm.get(dep).and_then(|&i| tasks.get_mut(i)))
+        {
+            t.bubbled = Some(Bubble {
+                dependency: pass.dependency(),
+                from_phase: t.phase,
+                from_wave: t.wave,
+                dependant: key,
+            });
+            t.phase = phase;
+            t.wave = wave;
+        }
+    }
+    let mut out = Vec::with_capacity(perm.len());
+    for (pos, &task) in perm.iter().enumerate() {
+        if moved.get(pos).copied().unwrap_or(false) {
+            continue;
+        }
+        if let Some(deps) = attached.get(&pos) {
+            out.extend(deps.iter().filter_map(|&d| perm.get(d).copied()));
+        }
+        out.push(task);
     }
     out
 }
