@@ -1580,3 +1580,164 @@ fn plans_twenty_thousand_resources() {
     let idx: Vec<usize> = p.tasks().map(|t| t.index).collect();
     assert!(idx.windows(2).all(|w| w[0] + 1 == w[1]));
 }
+
+/// Spec §5.9 Δ3: an apply failure while hooks of the step still run. GE-mono keeps the
+/// operation Running until they finish; legacy GE fails at once.
+#[test]
+fn an_apply_failure_next_to_a_running_hook_waits_in_ge_mono_and_fails_in_legacy() {
+    let targets = build(vec![obj("Pod", "hook").hook("Sync"), obj("Pod", "pod")]);
+    let input = PlanInput::new(&targets, &[], app("app"));
+    let world = World::new()
+        .apply_error(key("/Pod/app/pod"), "boom")
+        .with_health(key("/Pod/app/hook"), HealthVerdict::Progressing);
+
+    let mono = step(&input, &SyncState::new(Flavor::GeMono), &world);
+    assert_eq!(mono.phase, OperationPhase::Running);
+    assert_eq!(mono.message, "waiting for completion of hook /Pod/hook");
+    let done = step(&input, &mono, &World::new());
+    assert_eq!(done.phase, OperationPhase::Failed);
+    assert_eq!(
+        done.message,
+        "one or more synchronization tasks completed unsuccessfully, reason: boom"
+    );
+
+    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &world);
+    assert_eq!(legacy.phase, OperationPhase::Failed);
+    assert_eq!(
+        legacy.message,
+        "one or more objects failed to apply, reason: boom"
+    );
+}
+
+/// Spec §5.9 Δ3 with a SyncFail hook: GE-mono starts it and waits for both hooks; legacy GE
+/// starts it too but leaves the phase message untouched.
+#[test]
+fn an_apply_failure_with_a_sync_fail_hook_starts_it_in_both_flavours() {
+    let targets = build(vec![
+        obj("Pod", "hook").hook("Sync"),
+        obj("Pod", "pod"),
+        obj("Pod", "on-fail").hook("SyncFail"),
+    ]);
+    let input = PlanInput::new(&targets, &[], app("app"));
+    let world = World::new()
+        .apply_error(key("/Pod/app/pod"), "boom")
+        .with_health(key("/Pod/app/hook"), HealthVerdict::Progressing);
+    let mono = step(&input, &SyncState::new(Flavor::GeMono), &world);
+    assert!(applied(&mono).contains(&"on-fail".to_string()));
+    assert_eq!(
+        mono.message,
+        "waiting for completion of hook /Pod/hook and 1 more hooks"
+    );
+    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &world);
+    assert!(applied(&legacy).contains(&"on-fail".to_string()));
+    assert_eq!(legacy.phase, OperationPhase::Running);
+    assert_eq!(legacy.message, "one or more tasks are running");
+}
+
+/// Spec §5.9 Δ4: a failing SyncWaveHook is an Error (GE-mono, running hooks of the step are
+/// terminated) or a plain failure (legacy GE).
+#[test]
+fn a_sync_wave_hook_error_is_an_error_in_ge_mono_and_a_failure_in_legacy() {
+    let targets = build(vec![obj("Job", "migrate").hook("PreSync"), obj("Pod", "p")]);
+    let input = PlanInput::new(&targets, &[], app("app"));
+    let world = World {
+        sync_wave_hook_error: Some("context canceled".into()),
+        ..World::new()
+    }
+    .with_health(key("batch/Job/app/migrate"), HealthVerdict::Progressing);
+    let mono = step(&input, &SyncState::new(Flavor::GeMono), &world);
+    assert_eq!(mono.phase, OperationPhase::Error);
+    assert_eq!(mono.message, "SyncWaveHook failed: context canceled");
+    assert!(mono.actions.iter().any(|a| matches!(
+        a,
+        Action::HookDeleted {
+            reason: HookDeleteReason::Terminated,
+            ..
+        }
+    )));
+    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &world);
+    assert_eq!(legacy.phase, OperationPhase::Failed);
+    assert_eq!(legacy.message, "SyncWaveHook failed: context canceled");
+}
+
+/// Spec §5.8, argo-cd#5859: with ApplyOutOfSyncOnly an unchanged StatefulSet in wave 1 is never
+/// applied, so it gates nothing.
+#[test]
+fn apply_out_of_sync_only_skips_unchanged_resources_and_their_health_gate() {
+    let targets = build(vec![
+        obj("StatefulSet", "db").wave("1"),
+        obj("Deployment", "web").wave("2"),
+    ]);
+    let live = build(vec![obj("StatefulSet", "db").wave("1").ns("app")]);
+    let world = World {
+        in_sync: [key("apps/StatefulSet/app/db")].into_iter().collect(),
+        default_health: HealthVerdict::Progressing,
+        ..World::new()
+    };
+    let only = PlanInput::new(
+        &targets,
+        &live,
+        app_with("app", &["ApplyOutOfSyncOnly=true"]),
+    );
+    let s = step(&only, &SyncState::default(), &world);
+    assert_eq!(applied(&s), vec!["web"]);
+    assert_eq!(s.phase, OperationPhase::Succeeded);
+
+    let all = PlanInput::new(&targets, &live, app("app"));
+    let s = step(&all, &SyncState::default(), &world);
+    assert_eq!(applied(&s), vec!["db"]);
+    assert_eq!(
+        s.message,
+        "waiting for healthy state of apps/StatefulSet/db"
+    );
+}
+
+/// Spec §5.2: a hook whose object is being deleted without the hook finalizer reads as
+/// `Progressing "Pending deletion"` whatever its own health says (hazard §10-5).
+#[test]
+fn a_terminating_hook_without_finalizer_is_pending_deletion() {
+    let targets = build(vec![obj("Job", "admission-create").hook("PreSync")]);
+    let input = PlanInput::new(&targets, &[], app("app"));
+    let s1 = step(&input, &SyncState::default(), &World::new());
+    let terminating = World::new().observe(
+        key("batch/Job/app/admission-create"),
+        Observation {
+            hook_finalizer: Some(false),
+            ..Observation::deleting()
+        },
+    );
+    let s2 = step(&input, &s1, &terminating);
+    assert_eq!(s2.phase, OperationPhase::Running);
+    let r = s2.results.values().next().expect("result");
+    assert_eq!(
+        (r.operation, r.message.as_str()),
+        (TaskPhase::Running, "Pending deletion")
+    );
+}
+
+/// Spec §2.7/§6.1: a named hook in two phases is one object: the PostSync run deletes the
+/// PreSync object first (BeforeHookCreation) and re-creates it on the next tick.
+#[test]
+fn a_named_hook_in_two_phases_is_recreated_for_the_second_phase() {
+    let targets = build(vec![obj("Pod", "check").hook("PreSync,PostSync")]);
+    let input = PlanInput::new(&targets, &[], app("app"));
+    let s1 = step(&input, &SyncState::default(), &World::new());
+    assert_eq!(applied(&s1), vec!["check"]);
+    let s2 = step(&input, &s1, &World::new());
+    assert_eq!(
+        count(&s2, |a| matches!(
+            a,
+            Action::HookDeleted {
+                reason: HookDeleteReason::BeforeHookCreation,
+                ..
+            }
+        )),
+        1
+    );
+    assert!(applied(&s2).is_empty());
+    let s3 = step(&input, &s2, &World::new());
+    assert_eq!(applied(&s3), vec!["check"]);
+    let s4 = step(&input, &s3, &World::new());
+    assert_eq!(s4.phase, OperationPhase::Succeeded);
+    assert_eq!(s4.results.len(), 2);
+}

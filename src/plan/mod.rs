@@ -921,3 +921,194 @@ pub(crate) fn group_steps(built: Built) -> Plan {
         invalid: built.invalid,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn res(api: &str, kind: &str, name: &str, ns: Option<&str>, ann: Value) -> Resource {
+        let mut meta = json!({"name": name, "annotations": ann});
+        if let Some(ns) = ns {
+            meta["namespace"] = json!(ns);
+        }
+        Resource::from_value(
+            json!({"apiVersion": api, "kind": kind, "metadata": meta}),
+            None,
+        )
+        .unwrap()
+    }
+
+    fn app(dest: &str, options: &[&str]) -> AppSettings {
+        AppSettings {
+            destination_namespace: dest.to_string(),
+            sync_options: SyncOptions::from_items(options),
+            ..AppSettings::default()
+        }
+    }
+
+    fn plan_of(targets: &[Resource], live: &[Resource], settings: AppSettings) -> Plan {
+        plan(&PlanInput::new(targets, live, settings))
+    }
+
+    #[test]
+    fn cluster_scoped_targets_get_the_destination_namespace_and_still_match_their_live_copy() {
+        let rbac = "rbac.authorization.k8s.io/v1";
+        let targets = [res(rbac, "ClusterRole", "r", None, json!({}))];
+        let live = [res(rbac, "ClusterRole", "r", None, json!({}))];
+        let p = plan_of(&targets, &live, app("app", &[]));
+        let tasks: Vec<&Task> = p.tasks().collect();
+        assert_eq!(tasks.len(), 1, "the live copy is matched, not pruned");
+        assert_eq!(tasks[0].namespace, "app");
+        assert_eq!(tasks[0].live, Some(0));
+    }
+
+    #[test]
+    fn a_live_copy_that_is_not_a_hook_is_pruned_even_when_a_hook_target_has_its_name() {
+        // Reconcile splits hooks off before matching, so a hook never claims a live object.
+        let targets = [res("v1", "Pod", "p", None, json!({HOOK_KEY: "Sync"}))];
+        let live = [res("v1", "Pod", "p", Some("app"), json!({}))];
+        let p = plan_of(&targets, &live, app("app", &[]));
+        let kinds: Vec<(bool, bool)> = p.tasks().map(|t| (t.is_hook, t.is_prune)).collect();
+        assert_eq!(kinds.len(), 2);
+        assert!(kinds.contains(&(true, false)) && kinds.contains(&(false, true)));
+        let hook = p.tasks().find(|t| t.is_hook).unwrap();
+        assert_eq!(
+            hook.live,
+            Some(0),
+            "the hook still sees the object it will replace"
+        );
+    }
+
+    #[test]
+    fn duplicate_targets_keep_the_last_one() {
+        let targets = [
+            res("v1", "ConfigMap", "c", None, json!({WAVE_KEY: "1"})),
+            res("v1", "ConfigMap", "c", Some("app"), json!({WAVE_KEY: "2"})),
+        ];
+        let p = plan_of(&targets, &[], app("app", &[]));
+        let waves: Vec<i64> = p.tasks().map(|t| t.wave).collect();
+        assert_eq!(waves, vec![2]);
+        assert_eq!(p.ignored[0].reason, IgnoreReason::DuplicateTarget);
+        assert_eq!(p.ignored[0].source, TaskSource::Target { index: 0 });
+    }
+
+    #[test]
+    fn hooks_are_dropped_when_hooks_are_skipped() {
+        let targets = [
+            res("batch/v1", "Job", "pre", None, json!({HOOK_KEY: "PreSync"})),
+            res("v1", "ConfigMap", "c", None, json!({})),
+        ];
+        let settings = AppSettings {
+            skip_hooks: true,
+            ..app("app", &[])
+        };
+        let p = plan_of(&targets, &[], settings);
+        assert_eq!(p.tasks().count(), 1);
+        assert_eq!(p.ignored[0].reason, IgnoreReason::HooksSkipped);
+    }
+
+    #[test]
+    fn without_a_destination_namespace_nothing_is_filled_and_no_namespace_is_created() {
+        let targets = [res("v1", "ConfigMap", "c", None, json!({}))];
+        let p = plan_of(&targets, &[], app("", &["CreateNamespace=true"]));
+        let tasks: Vec<&Task> = p.tasks().collect();
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(tasks[0].namespace, "");
+    }
+
+    #[test]
+    fn the_app_prune_default_applies_unless_the_live_object_overrides_it() {
+        let live = [
+            res("v1", "ConfigMap", "keep", Some("app"), json!({})),
+            res(
+                "v1",
+                "ConfigMap",
+                "go",
+                Some("app"),
+                json!({OPTIONS_KEY: "Prune=true"}),
+            ),
+            res(
+                "v1",
+                "ConfigMap",
+                "ask",
+                Some("app"),
+                json!({OPTIONS_KEY: "Prune=confirm"}),
+            ),
+        ];
+        let p = plan_of(&[], &live, app("app", &["Prune=false"]));
+        let flags: Vec<(String, bool, bool)> = p
+            .tasks()
+            .map(|t| {
+                (
+                    t.name.clone(),
+                    t.prune_disabled,
+                    t.prune_requires_confirmation,
+                )
+            })
+            .collect();
+        assert_eq!(
+            flags,
+            vec![
+                ("ask".to_string(), false, true),
+                ("go".to_string(), false, false),
+                ("keep".to_string(), true, false),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_crd_shipped_as_a_hook_still_counts_as_in_the_sync() {
+        let mut crd = res(
+            "apiextensions.k8s.io/v1",
+            "CustomResourceDefinition",
+            "widgets.example.com",
+            None,
+            json!({HOOK_KEY: "PreSync"}),
+        );
+        crd.raw["spec"] = json!({"group": "example.com", "names": {"kind": "Widget"}});
+        let targets = [res("example.com/v1", "Widget", "w", None, json!({})), crd];
+        let p = plan_of(&targets, &[], app("app", &[]));
+        assert!(p.is_valid());
+        assert!(p.tasks().find(|t| t.kind == "Widget").unwrap().skip_dry_run);
+    }
+
+    #[test]
+    fn a_single_step_without_hooks_is_not_gated_and_sync_fail_is_conditional() {
+        let targets = [
+            res("v1", "ConfigMap", "c", None, json!({})),
+            res("v1", "Pod", "f", None, json!({HOOK_KEY: "SyncFail"})),
+        ];
+        let p = plan_of(&targets, &[], app("app", &[]));
+        assert_eq!(p.steps.len(), 1);
+        assert!(p.steps[0].is_final);
+        assert_eq!(p.steps[0].gate, Gate::None);
+        assert!(!p.steps[0].health_gated);
+        let fail = p.sync_fail.as_ref().unwrap();
+        assert!(fail.conditional && fail.gate == Gate::Hooks);
+        assert_eq!(
+            fail.tasks[0].index, 1,
+            "indexes run across the SyncFail step"
+        );
+    }
+
+    #[test]
+    fn object_keys_print_and_parse_as_group_kind_namespace_name() {
+        let k = ObjectKey::new("apps", "Deployment", "app", "web");
+        assert_eq!(k.to_string(), "apps/Deployment/app/web");
+        assert_eq!(ObjectKey::parse("apps/Deployment/app/web"), Some(k.clone()));
+        assert_eq!(
+            ObjectKey::parse("/Namespace//app").unwrap().kind,
+            "Namespace"
+        );
+        assert_eq!(ObjectKey::parse("nope"), None);
+        assert_eq!(
+            serde_json::to_value(&k).unwrap(),
+            json!("apps/Deployment/app/web")
+        );
+    }
+
+    const HOOK_KEY: &str = crate::model::argo::HOOK;
+    const WAVE_KEY: &str = crate::model::argo::SYNC_WAVE;
+    const OPTIONS_KEY: &str = crate::model::argo::SYNC_OPTIONS;
+}

@@ -1320,6 +1320,19 @@ impl<'a> Ticker<'a> {
             if !w.task.is_hook || w.op != TaskPhase::Running {
                 continue;
             }
+            // Argo CD GETs a hook it has no live object for: one created earlier in this very
+            // tick exists by now.
+            let key = w.task.object_key();
+            if !w.live.exists
+                && let Some(t) = tracked_of(&self.st.tracked, &key).copied()
+                && t.exists
+                && let Some(w) = self.w.get_mut(i)
+            {
+                w.live.exists = true;
+                w.live.hook_finalizer = t.hook_finalizer;
+                w.live.deletion_timestamp = t.deletion_timestamp;
+            }
+            let Some(w) = self.w.get(i) else { continue };
             if !w.live.exists {
                 let status = w.status;
                 self.set_result(i, status, TaskPhase::Succeeded, "Terminated");
