@@ -1360,6 +1360,21 @@ fn c37_create_namespace_adds_a_presync_namespace_task() {
     let s2 = step(&input, &s1, &World::new());
     assert_eq!(applied(&s2), vec!["p"]);
     assert_eq!(s2.phase, OperationPhase::Succeeded);
+
+    // With managedNamespaceMetadata the task stays; the namespace created on tick 1 is not
+    // "missing" (Argo CD GETs it), it completes on tick 2 (no health check).
+    let managed = AppSettings {
+        managed_namespace_metadata: true,
+        ..app_with("app", &["CreateNamespace=true"])
+    };
+    let input = PlanInput::new(&targets, &[], managed);
+    let s1 = step(&input, &SyncState::default(), &World::new());
+    let ns = s1.results.values().next().expect("namespace result");
+    assert_eq!(ns.operation, TaskPhase::Running);
+    let no_check = World::new().with_health(key("/Namespace//app"), HealthVerdict::NoCheck);
+    let s2 = step(&input, &s1, &no_check);
+    assert_eq!(applied(&s2), vec!["p"]);
+    assert_eq!(s2.phase, OperationPhase::Succeeded);
 }
 
 /// C38 (D, seed failure): a PreSync Job that never completes blocks the sync forever and the

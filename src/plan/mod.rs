@@ -511,7 +511,10 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
         if let Some(prev) = managed.insert(key, i) {
             ignored.push(IgnoredObject {
                 source: TaskSource::Target { index: prev },
-                object: ObjectKey::of_resource(r),
+                object: input
+                    .targets
+                    .get(prev)
+                    .map_or_else(|| ObjectKey::of_resource(r), ObjectKey::of_resource),
                 reason: IgnoreReason::DuplicateTarget,
             });
             if let Some(m) = is_managed.get_mut(prev) {

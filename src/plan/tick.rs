@@ -492,6 +492,8 @@ struct Ticker<'a> {
     st: SyncState,
     w: Vec<Work>,
     invalid: Vec<(usize, String)>,
+    /// Objects this tick acted on; a GET now sees the bookkeeping, not the tick-start view.
+    touched: BTreeSet<ObjectKey>,
 }
 
 impl<'a> Ticker<'a> {
@@ -556,6 +558,7 @@ impl<'a> Ticker<'a> {
             st,
             w,
             invalid,
+            touched: BTreeSet::new(),
         }
     }
 
@@ -602,6 +605,7 @@ impl<'a> Ticker<'a> {
             return;
         };
         let key = w.task.object_key();
+        self.touched.insert(key.clone());
         let mut t = self.st.tracked.get(&key).copied().unwrap_or(Tracked {
             exists: w.live.exists,
             hook_finalizer: w.live.hook_finalizer,
@@ -665,6 +669,9 @@ impl<'a> Ticker<'a> {
         if !running.is_empty() {
             if self.mono() {
                 for &i in &running {
+                    if self.w.get(i).is_some_and(|w| !w.live.exists) {
+                        self.refresh_live(i);
+                    }
                     if self.w.get(i).is_some_and(|w| !w.live.exists) {
                         let msg = self
                             .w
@@ -948,6 +955,25 @@ impl<'a> Ticker<'a> {
         match (self.w.first(), self.w.last()) {
             (Some(a), Some(b)) => (a.task.phase, a.task.wave) != (b.task.phase, b.task.wave),
             _ => false,
+        }
+    }
+
+    /// Argo CD's GET of a task it has no live object for: an object this tick created (e.g.
+    /// the namespace on the first tick) exists by now.
+    fn refresh_live(&mut self, i: usize) {
+        let Some(key) = self.w.get(i).map(|w| w.task.object_key()) else {
+            return;
+        };
+        if !self.touched.contains(&key) {
+            return;
+        }
+        if let (Some(t), Some(w)) = (
+            tracked_of(&self.st.tracked, &key).copied(),
+            self.w.get_mut(i),
+        ) {
+            w.live.exists = t.exists;
+            w.live.hook_finalizer = t.hook_finalizer;
+            w.live.deletion_timestamp = t.deletion_timestamp;
         }
     }
 
@@ -1320,17 +1346,8 @@ impl<'a> Ticker<'a> {
             if !w.task.is_hook || w.op != TaskPhase::Running {
                 continue;
             }
-            // Argo CD GETs a hook it has no live object for: one created earlier in this very
-            // tick exists by now.
-            let key = w.task.object_key();
-            if !w.live.exists
-                && let Some(t) = tracked_of(&self.st.tracked, &key).copied()
-                && t.exists
-                && let Some(w) = self.w.get_mut(i)
-            {
-                w.live.exists = true;
-                w.live.hook_finalizer = t.hook_finalizer;
-                w.live.deletion_timestamp = t.deletion_timestamp;
+            if !w.live.exists {
+                self.refresh_live(i);
             }
             let Some(w) = self.w.get(i) else { continue };
             if !w.live.exists {
