@@ -14,10 +14,20 @@
 //! [`World::default_health`]), what it deleted is gone, everything else is as in
 //! `PlanInput::live`.
 //!
+//! The simulator applies one rule of Argo CD's health code itself, because it depends on the
+//! observation flags rather than on the verdict: an object with a `deletionTimestamp` and
+//! without the hook finalizer reads `Progressing "Pending deletion"`.
+//!
+//! That is why [`tick`] takes the [`PlanInput`] rather than a fixed [`super::Plan`]: the task
+//! list of a later tick can differ from the first plan (pruned objects vanish, an auto-created
+//! namespace that now exists is no longer a task), and Argo CD's behaviour depends on it.
+//!
+//! Approximations: the success message of an apply is kubectl-like (`job.batch/x created`);
+//! discovery failures use client-go's "the server could not find the requested resource".
 //! Not modelled: server-side dry-run specifics, `Replace`/`Force`, CRD `Established` waits,
 //! permission checks, the resources filter of selective sync (use `AppSettings::skip_hooks`),
-//! delete/finalizer API errors, `dryRun` operations, and the 2-second wave delay itself (the
-//! SyncWaveHook call is recorded as an [`Action`] instead).
+//! delete/finalizer API errors, `dryRun` operations, `controller.sync.timeout.seconds`, and
+//! the 2-second wave delay itself (the SyncWaveHook call is recorded as an [`Action`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -474,9 +484,11 @@ pub fn tick(input: &PlanInput, state: &SyncState, world: &World) -> SyncState {
     t.st
 }
 
-/// Terminates the operation (Argo CD `Terminate()`, spec §5.6): removes hook finalizers,
-/// deletes running hooks (GE-mono also completed hooks with `HookFailed`… that are running),
-/// and ends `Failed` "Operation terminated".
+/// Terminates the operation (Argo CD `Terminate()`, spec §5.6): removes hook finalizers and
+/// deletes the hooks that are still running, then ends `Failed` "Operation terminated".
+/// GE-mono re-reads each running hook first: one that has completed keeps its real result and
+/// is deleted only if it has `HookFailed`; legacy GE deletes running hooks and records every
+/// other live hook's current state.
 pub fn terminate(input: &PlanInput, state: &SyncState, world: &World) -> SyncState {
     let mut t = Ticker::start(input, state, world);
     if !state.phase.is_completed() {
