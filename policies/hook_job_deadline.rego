@@ -82,6 +82,13 @@ default _sync := {}
 
 _sync := input.sync if is_object(input.sync)
 
+# An array fact from input.sync, or [] when absent or malformed (regorus, unlike OPA, raises an
+# error when `some x in` meets a non-collection).
+_list(key) := v if {
+	v := object.get(_sync, key, [])
+	is_array(v)
+} else := []
+
 default _metadata := {}
 
 _metadata := m if {
@@ -132,7 +139,7 @@ _kind := k if {
 # "Job app-foo/svc-foo-migration"
 _subject := sprintf("%s %s", [_kind, _qualified_name])
 
-_hook_phases := [t | some t in object.get(_sync, "hook_types", []); is_string(t); t != "Skip"]
+_hook_phases := [t | some t in _list("hook_types"); is_string(t); t != "Skip"]
 
 default _hook_label := "a hook"
 
