@@ -119,6 +119,12 @@ test_a_hook_job_is_left_to_sg101 if {
 	count(rule.violations) == 0 with input as review(job, postsync_facts)
 }
 
+test_a_custom_resource_called_pod_is_not_a_pod if {
+	custom := object.union(smoke_pod, {"apiVersion": "chaos.example.com/v1"})
+	count(rule.violations) == 0 with input as review(custom, postsync_facts)
+	count(rule.patches) == 0 with input as review(custom, postsync_facts)
+}
+
 test_a_deletion_is_never_judged if {
 	r := object.union(review(smoke_pod, postsync_facts), {"operation": "DELETE"})
 	count(rule.violations) == 0 with input as r
