@@ -97,8 +97,8 @@ _annotations := a if {
 	is_object(a)
 }
 
-# ---- input helpers (repeated in every rule file so that each rule stands alone) ----
-
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 
@@ -123,15 +123,6 @@ _metadata := m if {
 	m := object.get(_resource, "metadata", {})
 	is_object(m)
 }
-
-default _spec := {}
-
-_spec := s if {
-	s := object.get(_resource, "spec", {})
-	is_object(s)
-}
-
-_spec_is_object if is_object(object.get(_resource, "spec", null))
 
 _str(obj, key) := v if {
 	v := object.get(obj, key, "")
@@ -166,10 +157,3 @@ _kind := k if {
 
 # "Job app-foo/svc-foo-migration"
 _subject := sprintf("%s %s", [_kind, _qualified_name])
-
-_hook_phases := [t | some t in _list("hook_types"); is_string(t); t != "Skip"]
-
-default _hook_label := "a hook"
-
-# "a PreSync hook", "a PreSync/PostSync hook"
-_hook_label := sprintf("a %s hook", [concat("/", _hook_phases)]) if count(_hook_phases) > 0

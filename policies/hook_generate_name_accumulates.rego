@@ -35,8 +35,8 @@ violations contains {"msg": msg, "path": "/metadata/generateName"} if {
 	)
 }
 
-# ---- input helpers (repeated in every rule file so that each rule stands alone) ----
-
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 
@@ -61,15 +61,6 @@ _metadata := m if {
 	m := object.get(_resource, "metadata", {})
 	is_object(m)
 }
-
-default _spec := {}
-
-_spec := s if {
-	s := object.get(_resource, "spec", {})
-	is_object(s)
-}
-
-_spec_is_object if is_object(object.get(_resource, "spec", null))
 
 _str(obj, key) := v if {
 	v := object.get(obj, key, "")

@@ -62,8 +62,8 @@ _hook_job if {
 	startswith(_str(_resource, "apiVersion"), "batch/")
 }
 
-# ---- input helpers (repeated in every rule file so that each rule stands alone) ----
-
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
 default _defaults := {}
 
 _defaults := d if {

@@ -165,8 +165,8 @@ _annotations := a if {
 	is_object(a)
 }
 
-# ---- input helpers (repeated in every rule file so that each rule stands alone) ----
-
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 
@@ -191,15 +191,6 @@ _metadata := m if {
 	m := object.get(_resource, "metadata", {})
 	is_object(m)
 }
-
-default _spec := {}
-
-_spec := s if {
-	s := object.get(_resource, "spec", {})
-	is_object(s)
-}
-
-_spec_is_object if is_object(object.get(_resource, "spec", null))
 
 _str(obj, key) := v if {
 	v := object.get(obj, key, "")

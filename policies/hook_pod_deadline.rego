@@ -56,8 +56,8 @@ _hook_pod if {
 	_str(_resource, "apiVersion") == "v1"
 }
 
-# ---- input helpers (repeated in every rule file so that each rule stands alone) ----
-
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
 default _defaults := {}
 
 _defaults := d if {

@@ -58,8 +58,8 @@ _bound(rule_id) := sprintf("spec.activeDeadlineSeconds (%v s) bounds the wait.",
 	is_number(d)
 } else := sprintf("Nothing bounds the wait: spec.activeDeadlineSeconds is not set (see %s).", [rule_id])
 
-# ---- input helpers (repeated in every rule file so that each rule stands alone) ----
-
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 
@@ -91,8 +91,6 @@ _spec := s if {
 	s := object.get(_resource, "spec", {})
 	is_object(s)
 }
-
-_spec_is_object if is_object(object.get(_resource, "spec", null))
 
 _str(obj, key) := v if {
 	v := object.get(obj, key, "")
