@@ -36,6 +36,7 @@ _delete_types := [t | some t in _list("hook_types"); t in {"PreDelete", "PostDel
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 

@@ -37,6 +37,7 @@ violations contains {"msg": msg, "path": "/metadata/generateName"} if {
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 

@@ -64,6 +64,7 @@ _hook_job if {
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 default _defaults := {}
 
 _defaults := d if {

@@ -58,6 +58,7 @@ _hook_pod if {
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 default _defaults := {}
 
 _defaults := d if {

@@ -60,6 +60,7 @@ _bound(rule_id) := sprintf("spec.activeDeadlineSeconds (%v s) bounds the wait.",
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 

@@ -117,6 +117,7 @@ _tracking := t if {
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 

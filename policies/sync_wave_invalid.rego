@@ -72,6 +72,7 @@ _fix(raw) := "The value is empty: set a whole number or remove the annotation." 
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----
+
 # Rules never judge a deletion.
 _applies if object.get(input, "operation", "") != "DELETE"
 
