@@ -5,5 +5,6 @@
 //! finding about `/spec/template/spec/restartPolicy` can say `job.yaml:14:9`.
 
 mod origin;
+mod pointers;
 
 pub use origin::{Origin, Position, SourceLocation};
