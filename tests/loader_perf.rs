@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use syncguard::manifest::load_str;
+use syncguard::manifest::{load_paths, load_str};
 
 /// A 30-line Deployment as `helm template` renders it.
 fn deployment(i: usize) -> String {
@@ -66,4 +66,23 @@ fn ten_thousand_deployments_load_quickly() {
         );
     }
     println!("best: {:.1} ms", best * 1e3);
+}
+
+#[test]
+#[ignore = "timing; run in release with --ignored --nocapture"]
+fn ten_thousand_files_load_quickly() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    for i in 0..10_000 {
+        let path = dir.path().join(format!("deploy-{i:05}.yaml"));
+        std::fs::write(path, deployment(i)).expect("a written file");
+    }
+    let paths = [dir.path().to_path_buf()];
+    for _ in 0..5 {
+        let started = Instant::now();
+        let loaded = load_paths(&paths);
+        let elapsed = started.elapsed().as_secs_f64();
+        assert!(loaded.errors.is_empty());
+        assert_eq!(loaded.resources.len(), 10_000);
+        println!("10,000 files of one Deployment: {:.1} ms", elapsed * 1e3);
+    }
 }

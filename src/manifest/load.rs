@@ -219,10 +219,14 @@ fn load_texts(texts: Vec<Result<(Arc<str>, &str), LoadError>>) -> Loaded {
 /// The result is in region order whatever the threads do.
 fn parse_regions(regions: &[Region<'_>]) -> Vec<Vec<Document>> {
     let total: usize = regions.iter().map(|r| r.text.len()).sum();
+    if total < PARALLEL_MIN_BYTES {
+        return parse_chunk(regions);
+    }
+    // Only asked for big inputs: it reads cgroup files, a cost small requests should not pay.
     let threads = std::thread::available_parallelism()
         .map_or(1, NonZeroUsize::get)
         .min(MAX_THREADS);
-    if threads < 2 || total < PARALLEL_MIN_BYTES {
+    if threads < 2 {
         return parse_chunk(regions);
     }
     let chunks = chunks_by_size(regions, total.div_ceil(threads));
