@@ -592,6 +592,32 @@ mod tests {
     }
 
     #[test]
+    fn a_broken_list_item_is_reported_at_the_item_and_the_others_load() {
+        let text = "apiVersion: v1\nkind: List\nitems:\n\
+                    - {apiVersion: v1, kind: ConfigMap, metadata: {name: a}}\n\
+                    - {apiVersion: v1, metadata: {name: b}}\n\
+                    - 42\n";
+        let loaded = load_str("l.yaml", text);
+        assert_eq!(names(&loaded), ["a"]);
+        let errors: Vec<_> = loaded.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                "l.yaml:5:3: missing or empty `kind`",
+                "l.yaml:6:3: document is not a mapping (found number)"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_directive_before_the_first_marker_is_part_of_the_document() {
+        let loaded = load_str("d.yaml", &format!("%YAML 1.2\n---\n{}", cm("d")));
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        assert_eq!(origin(&loaded.resources[0]).document, 0);
+        assert_eq!(line_of(&loaded.resources[0], "/metadata/name"), 6);
+    }
+
+    #[test]
     fn only_list_kinds_with_an_items_array_are_flattened() {
         let not_a_list_kind = "apiVersion: x/v1\nkind: Inventory\nmetadata:\n  name: i\n\
                                items:\n- {apiVersion: v1, kind: ConfigMap, metadata: {name: c}}\n";
