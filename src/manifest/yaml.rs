@@ -1,6 +1,6 @@
 //! YAML text → JSON values with a position for every JSON pointer.
 //!
-//! saphyr's parser emits events with spans; [`parse_documents`] turns them straight into
+//! saphyr's parser emits events with spans; [`DocumentParser`] turns them straight into
 //! `serde_json::Value`s (no intermediate YAML tree) while keeping a pointer → position index.
 //! Building directly from events keeps memory flat, lets the last duplicate key win as
 //! Kubernetes does, and puts hard limits on what one document may cost: nesting depth
@@ -47,8 +47,8 @@ pub(crate) enum Document {
 pub(crate) struct ParsedDocument {
     /// Where the root node starts.
     pub start: Position,
-    /// The first line that belongs to this document (its `---` line, or the line after the
-    /// previous document's end), so that comments before the root node can be attributed to it.
+    /// The first line that belongs to this document (its `---` line, or the line where the
+    /// previous document ended), so that comments before the root node can be attributed to it.
     pub first_line: u32,
     /// The document as JSON.
     pub value: Value,
@@ -65,7 +65,7 @@ pub(crate) struct DocumentError {
     pub kind: DocumentErrorKind,
 }
 
-/// The problems [`parse_documents`] can find in a document.
+/// The problems [`DocumentParser`] can find in a document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum DocumentErrorKind {
     /// A syntax error: the scanner's or parser's message.
