@@ -3,7 +3,33 @@
 //! Every object keeps its [`Origin`]: the file, the document index in the stream, Helm's
 //! `# Source:` template path when present, and a position for every JSON pointer inside it, so a
 //! finding about `/spec/template/spec/restartPolicy` can say `job.yaml:14:9`.
+//!
+//! - [`load_paths`], [`load_reader`], [`load_str`]: the entry points; they never stop at the
+//!   first problem but return every [`Resource`](crate::model::Resource) they could read and a
+//!   [`LoadError`] for every problem, in input order.
+//! - `stream`: cuts a stream at `---` lines and finds Helm's `# Source:` comments.
+//! - `yaml`: turns YAML into JSON with positions, within [`MAX_DEPTH`] and [`MAX_NODES`].
+//! - `pointers`: the compact pointer → position index inside every [`Origin`].
 
+// Manifests come from users and the network: no input may crash the process.
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
+
+mod error;
+mod load;
 mod origin;
+mod pointers;
+mod stream;
+mod yaml;
 
+pub use error::LoadError;
+pub use load::{Loaded, STDIN_LABEL, load_paths, load_reader, load_str};
 pub use origin::{Origin, Position, SourceLocation};
+pub use yaml::{MAX_DEPTH, MAX_NODES};

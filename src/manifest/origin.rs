@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+use super::pointers::PointerIndex;
+
 /// A 1-based line and column inside a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Position {
@@ -50,51 +52,56 @@ pub struct Origin {
     pub start: Position,
     /// Helm's `# Source:` comment preceding the document, if any.
     pub helm_template: Option<Arc<str>>,
-    /// Sorted by pointer, so lookups are a binary search. The root object is pointer `""`.
-    positions: Vec<(Box<str>, Position)>,
+    /// Pointer → position; the root object is pointer `""`.
+    pointers: PointerIndex,
 }
 
 impl Origin {
-    /// Builds an origin; `positions` may come in any order.
+    /// Builds an origin; `positions` may come in any order. When a pointer appears more than
+    /// once, the last one wins, as the last of duplicate YAML keys does.
     pub fn new(
         file: Arc<str>,
         document: usize,
         start: Position,
         helm_template: Option<Arc<str>>,
-        mut positions: Vec<(Box<str>, Position)>,
+        positions: Vec<(Box<str>, Position)>,
     ) -> Self {
-        positions.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        positions.dedup_by(|a, b| a.0 == b.0);
+        Self::with_pointers(
+            file,
+            document,
+            start,
+            helm_template,
+            PointerIndex::from_pointers(positions),
+        )
+    }
+
+    /// Builds an origin from the index the loader built while parsing.
+    pub(crate) fn with_pointers(
+        file: Arc<str>,
+        document: usize,
+        start: Position,
+        helm_template: Option<Arc<str>>,
+        pointers: PointerIndex,
+    ) -> Self {
         Self {
             file,
             document,
             start,
             helm_template,
-            positions,
+            pointers,
         }
     }
 
     /// The exact position of a JSON pointer (RFC 6901, e.g. `/metadata/annotations/x`).
     pub fn position(&self, pointer: &str) -> Option<Position> {
-        self.positions
-            .binary_search_by(|(p, _)| (**p).cmp(pointer))
-            .ok()
-            .map(|i| self.positions[i].1)
+        self.pointers.get(pointer)
     }
 
     /// The location of a pointer, or of its closest ancestor that was written in the file
     /// (a field that a patch would add points at the mapping that would hold it).
     pub fn locate(&self, pointer: &str) -> Option<SourceLocation> {
-        let mut p = pointer;
-        loop {
-            if let Some(pos) = self.position(p) {
-                return Some(self.location_at(pos));
-            }
-            match p.rfind('/') {
-                Some(i) => p = &p[..i],
-                None => return Some(self.location_at(self.start)),
-            }
-        }
+        let position = self.pointers.closest(pointer).unwrap_or(self.start);
+        Some(self.location_at(position))
     }
 
     fn location_at(&self, pos: Position) -> SourceLocation {
@@ -132,5 +139,21 @@ mod tests {
         assert_eq!(o.locate("/spec/activeDeadlineSeconds").unwrap().line, 7);
         assert_eq!(o.locate("/status/x").unwrap().line, 3);
         assert_eq!(o.locate("/spec").unwrap().to_string(), "a.yaml:7:1");
+    }
+
+    #[test]
+    fn the_last_of_repeated_pointers_wins() {
+        let o = Origin::new(
+            "a.yaml".into(),
+            0,
+            pos(1, 1),
+            None,
+            vec![
+                ("/a".into(), pos(1, 1)),
+                ("/b".into(), pos(2, 1)),
+                ("/a".into(), pos(3, 1)),
+            ],
+        );
+        assert_eq!(o.position("/a"), Some(pos(3, 1)));
     }
 }
