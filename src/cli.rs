@@ -76,6 +76,12 @@ pub struct PlanArgs {
     #[arg(long, value_name = "PATH")]
     pub live: Vec<PathBuf>,
 
+    /// Treat custom kinds whose CRD is not in the input as not served by the cluster, as Argo CD
+    /// does when the CRD is not installed: the sync is then reported invalid. By default
+    /// syncguard assumes such CRDs are installed already.
+    #[arg(long)]
+    pub require_crds: bool,
+
     /// Git revision, used to name hooks that only have `generateName`.
     #[arg(long, default_value = "")]
     pub revision: String,

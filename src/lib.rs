@@ -10,9 +10,10 @@
 //! - [`plan`]: the sync plan simulator — the exact order Argo CD applies things in, and the
 //!   tick-by-tick execution model.
 //! - [`output`]: human and machine renderings of a plan.
-//! - [`cli`]: command-line arguments.
+//! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod cli;
+pub mod command;
 pub mod manifest;
 pub mod model;
 pub mod output;

@@ -127,18 +127,26 @@ mod tests {
     #[test]
     fn objects_are_grouped_by_tracking_id_then_instance_label() {
         let rs = vec![
-            res(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
-                "annotations": {"argocd.argoproj.io/tracking-id": "shop:/ConfigMap:shop/a"}}})),
-            res(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b",
-                "labels": {"app.kubernetes.io/instance": "blog"}}})),
+            res(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
+                "annotations": {"argocd.argoproj.io/tracking-id": "shop:/ConfigMap:shop/a"}}}),
+            ),
+            res(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b",
+                "labels": {"app.kubernetes.io/instance": "blog"}}}),
+            ),
             res(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})),
-            res(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d",
-                "labels": {"app.kubernetes.io/instance": "shop"}}})),
-            res(json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            res(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "d",
+                "labels": {"app.kubernetes.io/instance": "shop"}}}),
+            ),
+            res(
+                json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
                 "metadata": {"name": "shop"},
                 "spec": {"destination": {"namespace": "shop"},
                          "syncPolicy": {"automated": {"selfHeal": true},
-                                        "syncOptions": ["CreateNamespace=true"]}}})),
+                                        "syncOptions": ["CreateNamespace=true"]}}}),
+            ),
         ];
         let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
         let groups = group_by_app(&rs, &facts);

@@ -1,1 +1,3 @@
-//! Renderings of plans and reports.
+//! Renderings: every output is a view of a data structure built elsewhere (a plan, a report).
+
+pub mod plan;

@@ -9,44 +9,12 @@ use std::collections::BTreeSet;
 
 use serde::Serialize;
 
-/// API groups every conformant cluster serves.
-///
-/// NOTE: `model::refs` (written concurrently) carries an `is_builtin_group` with the same
-/// purpose; this local copy is a deliberate, small duplication until the two are merged.
-const BUILTIN_GROUPS: &[&str] = &[
-    "",
-    "admissionregistration.k8s.io",
-    "apiextensions.k8s.io",
-    "apiregistration.k8s.io",
-    "apps",
-    "authentication.k8s.io",
-    "authorization.k8s.io",
-    "autoscaling",
-    "batch",
-    "certificates.k8s.io",
-    "coordination.k8s.io",
-    "discovery.k8s.io",
-    "events.k8s.io",
-    "extensions",
-    "flowcontrol.apiserver.k8s.io",
-    "internal.apiserver.k8s.io",
-    "networking.k8s.io",
-    "node.k8s.io",
-    "policy",
-    "rbac.authorization.k8s.io",
-    "resource.k8s.io",
-    "scheduling.k8s.io",
-    "storage.k8s.io",
-    "storagemigration.k8s.io",
-];
-
-/// True for the API groups built into Kubernetes itself (the core group is `""`).
+/// True for the API groups built into Kubernetes itself (the core group is `""`); the list
+/// lives with the other facts about Kubernetes scopes in [`crate::model::refs`].
 ///
 /// Deliberately coarse: any kind in a built-in group counts as served. Version skew (an API
 /// removed in a newer Kubernetes, e.g. `policy/v1beta1 PodSecurityPolicy`) is out of scope.
-pub fn is_builtin_group(group: &str) -> bool {
-    BUILTIN_GROUPS.contains(&group)
-}
+pub use crate::model::refs::is_builtin_group;
 
 /// The APIs the destination cluster serves beyond the built-in groups.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]

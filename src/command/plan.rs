@@ -1,0 +1,101 @@
+//! `syncguard plan`: load manifests, split them by Application, plan each, render.
+
+use std::io::Write;
+
+use crate::cli::{PlanArgs, PlanFormat};
+use crate::manifest::load_paths;
+use crate::model::Resource;
+use crate::model::app::group_by_app;
+use crate::model::argo::{SyncFacts, SyncOptions};
+use crate::output::plan::{PlanReport, PlannedApp, render_json, render_text};
+use crate::plan::{AppSettings, ClusterApis, PlanInput, plan};
+
+use super::Outcome;
+
+/// Builds the plan report for already-loaded objects (the part tests drive directly).
+pub fn build_report(
+    targets: Vec<Resource>,
+    live: &[Resource],
+    args: &PlanArgs,
+    errors: Vec<String>,
+) -> PlanReport {
+    let facts: Vec<SyncFacts> = targets.iter().map(SyncFacts::of).collect();
+    let groups = group_by_app(&targets, &facts);
+    let mut applications = Vec::with_capacity(groups.len());
+    for group in groups {
+        let members: Vec<Resource> = group
+            .members
+            .iter()
+            .filter_map(|&i| targets.get(i).cloned())
+            .collect();
+        let app = group.application.as_ref();
+        let destination_namespace = args
+            .dest_namespace
+            .clone()
+            .or_else(|| {
+                app.map(|a| a.destination_namespace.clone())
+                    .filter(|n| !n.is_empty())
+            })
+            .unwrap_or_else(|| "default".to_string());
+        let mut options: Vec<String> = app
+            .map(|a| a.sync_options.items.clone())
+            .unwrap_or_default();
+        if args.create_namespace {
+            options.push("CreateNamespace=true".into());
+        }
+        if args.prune_last {
+            options.push("PruneLast=true".into());
+        }
+        let settings = AppSettings {
+            destination_namespace: destination_namespace.clone(),
+            sync_options: SyncOptions::from_items(options),
+            revision: args.revision.clone(),
+            prune: true,
+            managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
+            ..AppSettings::default()
+        };
+        let mut input = PlanInput::new(&members, live, settings);
+        input.cluster_apis = if args.require_crds {
+            ClusterApis::builtin_only()
+        } else {
+            ClusterApis::assume_all()
+        };
+        let planned = plan(&input);
+        applications.push(PlannedApp::new(
+            group.name,
+            destination_namespace,
+            planned,
+            &members,
+        ));
+    }
+    PlanReport {
+        applications,
+        errors,
+    }
+}
+
+/// Runs `syncguard plan`.
+pub fn run(args: &PlanArgs, color: bool, out: &mut dyn Write) -> std::io::Result<Outcome> {
+    let loaded = load_paths(&args.input.paths);
+    let live = load_paths(&args.live);
+    let errors: Vec<String> = loaded
+        .errors
+        .iter()
+        .chain(live.errors.iter())
+        .map(|e| e.to_string())
+        .collect();
+    let outcome = if errors.is_empty() {
+        Outcome::Clean
+    } else {
+        Outcome::InputErrors
+    };
+    let report = build_report(loaded.resources, &live.resources, args, errors);
+    match args.format {
+        PlanFormat::Text => out.write_all(render_text(&report, color).as_bytes())?,
+        PlanFormat::Json => {
+            let json = render_json(&report).map_err(std::io::Error::other)?;
+            writeln!(out, "{json}")?;
+        }
+    }
+    Ok(outcome)
+}

@@ -1,0 +1,271 @@
+//! `syncguard plan` end to end: the real binary over the bundled examples and temp files.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn syncguard(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_syncguard"));
+    cmd.args(args).current_dir(repo()).env("NO_COLOR", "1");
+    match stdin {
+        None => cmd.output().unwrap(),
+        Some(text) => {
+            use std::io::Write;
+            use std::process::Stdio;
+            let mut child = cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(text.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        }
+    }
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+fn position(haystack: &str, needle: &str) -> usize {
+    haystack
+        .find(needle)
+        .unwrap_or_else(|| panic!("{needle:?} not in output:\n{haystack}"))
+}
+
+#[test]
+fn the_seed_incident_plan_says_the_presync_job_runs_before_the_secret_and_the_deployment() {
+    let out = syncguard(&["plan", "examples/seed-incident"], None);
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    // The timeline lists the hook first, then the Sync phase.
+    let job = position(&text, "Job orders/db-migrate  [PreSync hook]");
+    let es = position(&text, "ExternalSecret orders/db-credentials");
+    let deploy = position(&text, "Deployment orders/orders");
+    assert!(job < es && es < deploy);
+    // And it says so in plain words.
+    assert!(
+        text.contains(
+            "The PreSync hook Job orders/db-migrate (wave 5) runs before every Sync-phase object:"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("ExternalSecret orders/db-credentials (wave 2)"));
+    assert!(text.contains("Deployment orders/orders (wave 6)"));
+    assert!(
+        text.contains(
+            "Nothing after PreSync wave 5 is applied until Job orders/db-migrate completes"
+        )
+    );
+    // Locations point into the example files.
+    assert!(text.contains("examples/seed-incident/migration-job.yaml:1:1"));
+}
+
+#[test]
+fn plan_json_lists_tasks_in_argo_cd_order_with_locations() {
+    let out = syncguard(
+        &["plan", "examples/seed-incident", "--format", "json"],
+        None,
+    );
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let app = &v["applications"][0];
+    let names: Vec<(String, String)> = app["plan"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["tasks"].as_array().unwrap().iter())
+        .map(|t| {
+            (
+                t["kind"].as_str().unwrap().to_string(),
+                t["name"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("Job", "db-migrate"),
+        ("ConfigMap", "orders-config"),
+        ("ExternalSecret", "db-credentials"),
+        ("Service", "orders"),
+        ("Deployment", "orders"),
+    ]
+    .iter()
+    .map(|(k, n)| (k.to_string(), n.to_string()))
+    .collect();
+    assert_eq!(names, expected);
+    assert_eq!(app["plan"]["steps"][0]["phase"], "PreSync");
+    assert_eq!(app["plan"]["steps"][0]["gate"], "hooks-and-resources");
+    assert_eq!(app["plan"]["steps"][2]["is_final"], true);
+    assert_eq!(
+        app["locations"][0]["file"],
+        "examples/seed-incident/migration-job.yaml"
+    );
+    assert!(v["errors"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn plan_reads_stdin_and_reports_ignored_hooks_with_the_reason() {
+    let yaml = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: smoke-test
+  annotations:
+    helm.sh/hook: test
+spec: {}
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  annotations:
+    argocd.argoproj.io/hook: presync
+spec: {}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+";
+    let out = syncguard(&["plan", "-"], Some(yaml));
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("Never applied by this sync"), "{text}");
+    assert!(text.contains("batch/Job/default/smoke-test") || text.contains("smoke-test"));
+    assert!(text.contains("silently dropped, never applied"));
+    assert!(text.contains("<stdin>:17:1"), "{text}");
+}
+
+#[test]
+fn a_broken_file_is_reported_and_the_rest_is_still_planned_with_exit_code_2() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "good.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n",
+    );
+    write(dir.path(), "bad.yaml", "apiVersion: v1\nkind: [unclosed\n");
+    write(
+        dir.path(),
+        "nokind.yaml",
+        "apiVersion: v1\nmetadata:\n  name: x\n",
+    );
+    let out = syncguard(&["plan", dir.path().to_str().unwrap()], None);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = stdout(&out);
+    assert!(text.contains("ConfigMap default/ok"), "{text}");
+    assert!(text.contains("Input errors"));
+    assert!(text.contains("bad.yaml:3:1: invalid YAML"), "{text}");
+    assert!(
+        text.contains("nokind.yaml:1:1: missing or empty `kind`"),
+        "{text}"
+    );
+}
+
+#[test]
+fn objects_tracked_by_different_applications_get_one_plan_each() {
+    let yaml = "\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: shop
+spec:
+  destination:
+    namespace: shop
+  syncPolicy:
+    syncOptions: [CreateNamespace=true]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: a
+  labels:
+    app.kubernetes.io/instance: shop
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: b
+  labels:
+    app.kubernetes.io/instance: blog
+";
+    let out = syncguard(&["plan", "-", "--format", "json"], Some(yaml));
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let apps = v["applications"].as_array().unwrap();
+    let names: Vec<&Value> = apps.iter().map(|a| &a["application"]).collect();
+    assert_eq!(
+        names,
+        vec![&Value::Null, &Value::from("shop"), &Value::from("blog")]
+    );
+    // The shop app's destination namespace and CreateNamespace come from its Application.
+    let shop = &apps[1];
+    assert_eq!(shop["destination_namespace"], "shop");
+    let first = &shop["plan"]["steps"][0]["tasks"][0];
+    assert_eq!(first["kind"], "Namespace");
+    assert_eq!(first["name"], "shop");
+    assert_eq!(first["phase"], "PreSync");
+}
+
+#[test]
+fn live_objects_missing_from_the_manifests_are_pruned_in_reverse_wave_order() {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "want.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: keep\n  namespace: default\n",
+    );
+    let live = "\
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: keep, namespace: default}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: old-1, namespace: default, annotations: {argocd.argoproj.io/sync-wave: '1'}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: old-2, namespace: default, annotations: {argocd.argoproj.io/sync-wave: '2'}}
+";
+    write(dir.path(), "live.yaml", live);
+    let want = dir.path().join("want.yaml");
+    let live = dir.path().join("live.yaml");
+    let out = syncguard(
+        &[
+            "plan",
+            want.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = stdout(&out);
+    let old2 = position(&text, "ConfigMap default/old-2  [prune");
+    let old1 = position(&text, "ConfigMap default/old-1  [prune");
+    assert!(old2 < old1, "prune waves are mirrored:\n{text}");
+}
+
+#[test]
+fn colour_is_only_used_when_asked_for() {
+    let plain = syncguard(&["plan", "examples/clean-app"], None);
+    assert!(!stdout(&plain).contains('\x1b'));
+    let coloured = syncguard(&["plan", "examples/clean-app", "--color", "always"], None);
+    assert!(stdout(&coloured).contains("\x1b[1m"));
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
