@@ -30,6 +30,7 @@ mod config;
 mod engine;
 mod resolve;
 mod source;
+pub mod test_runner;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
