@@ -170,6 +170,30 @@ fn the_vm_and_the_interpreter_agree() {
 }
 
 #[test]
+fn rules_the_vm_cannot_compile_fall_back_to_the_interpreter_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    // `with` inside a rule (not a test) is not supported by the RVM compiler.
+    fs::write(
+        dir.path().join("with_in_rule.rego"),
+        "package syncguard.rules.with_in_rule\n\n\
+         meta := {\"id\": \"SG960\", \"title\": \"t\", \"severity\": \"low\", \"action\": \"warn\"}\n\n\
+         is_job if input.resource.kind == \"Job\"\n\n\
+         violations contains {\"msg\": \"job\"} if is_job with input.resource.kind as input.resource.kind\n",
+    )
+    .unwrap();
+    let set = PolicySet::load(dir.path()).unwrap();
+    assert_eq!(set.backend(), Backend::Interpreter);
+    assert_eq!(set.notes().len(), 1);
+    assert!(
+        set.notes()[0].contains("RVM compiler rejected"),
+        "{:?}",
+        set.notes()
+    );
+    let job = Obj::job("j").resource();
+    assert_eq!(ids(&set.evaluate(&input_for(&job))), vec!["SG960"]);
+}
+
+#[test]
 fn a_failing_rule_is_a_policy_error_while_the_others_still_report() {
     for set in both_backends("runtime_error") {
         let job = Obj::job("migrate").label("syncguard.dev/bad", "true");
