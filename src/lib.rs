@@ -9,12 +9,18 @@
 //!   objects ([`model::refs`]) and Argo CD health ([`model::health`]).
 //! - [`plan`]: the sync plan simulator — the exact order Argo CD applies things in, and the
 //!   tick-by-tick execution model.
+//! - [`policy`]: Rego rules + config: evaluate all rules once per resource; `syncguard test`.
+//! - [`finding`]: what the rules concluded ([`finding::Finding`], [`finding::Report`]) as data.
+//! - [`mutate`]: apply a rule's patch to a copy and emit a minimal RFC 6902 patch.
 //! - [`output`]: human and machine renderings of a plan.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod cli;
 pub mod command;
+pub mod finding;
 pub mod manifest;
 pub mod model;
+pub mod mutate;
 pub mod output;
 pub mod plan;
+pub mod policy;
