@@ -9,6 +9,7 @@
 //!   objects ([`model::refs`]) and Argo CD health ([`model::health`]).
 //! - [`plan`]: the sync plan simulator — the exact order Argo CD applies things in, and the
 //!   tick-by-tick execution model.
+//! - [`evaluate`]: the pipeline shared by every front end: facts → plan → policy input → findings.
 //! - [`policy`]: Rego rules + config: evaluate all rules once per resource; `syncguard test`.
 //! - [`finding`]: what the rules concluded ([`finding::Finding`], [`finding::Report`]) as data.
 //! - [`mutate`]: apply a rule's patch to a copy and emit a minimal RFC 6902 patch.
@@ -17,6 +18,7 @@
 
 pub mod cli;
 pub mod command;
+pub mod evaluate;
 pub mod finding;
 pub mod manifest;
 pub mod model;

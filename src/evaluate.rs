@@ -1,0 +1,372 @@
+//! The pipeline shared by every front end: resources → facts → plan → policy input → findings.
+//!
+//! Rust owns the *facts* (what Argo CD will do with each object, what it references, where that
+//! referenced object appears in the simulated sync); the Rego rules own the *judgement*. This
+//! module builds the input document of `policies/README.md` for every object — the contract the
+//! rules are written against — and hands the documents to the [`PolicySet`].
+//!
+//! Cross-resource facts never require a rule to see the whole set: references are resolved with
+//! an index ([`crate::model::refs`]) and each reference's target carries the facts a rule needs
+//! (its phases, wave and plan steps), so evaluation stays linear in the number of objects.
+
+#![deny(clippy::unwrap_used, clippy::expect_used)]
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+
+use crate::finding::{Finding, Report};
+use crate::model::Resource;
+use crate::model::app::{Application, group_by_app};
+use crate::model::argo::{SyncFacts, SyncOptions, SyncPhase};
+use crate::model::health::health_check_source;
+use crate::model::refs::{Reference, Resolution, produces, resolve_all};
+use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
+use crate::policy::PolicySet;
+
+/// Where the objects come from; becomes `input.context.source` and `input.operation`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// `syncguard check` over rendered manifests (operation `CHECK`).
+    Check,
+    /// The reconciler's background audit of live objects (operation `AUDIT`).
+    Audit,
+}
+
+impl Source {
+    fn context(self) -> &'static str {
+        match self {
+            Source::Check => "check",
+            Source::Audit => "audit",
+        }
+    }
+
+    fn operation(self) -> &'static str {
+        match self {
+            Source::Check => "CHECK",
+            Source::Audit => "AUDIT",
+        }
+    }
+}
+
+/// Settings of one evaluation run.
+#[derive(Debug, Clone)]
+pub struct EvaluateOptions {
+    /// Where the objects come from.
+    pub source: Source,
+    /// Destination namespace for objects of an app whose Application is not in the input
+    /// (Argo CD fills it into objects without a namespace). `None`: `default`.
+    pub destination_namespace: Option<String>,
+    /// Treat custom kinds whose CRD is not in the input as unknown to the cluster (Argo CD would
+    /// then refuse the sync). Off by default: CRDs are usually installed by another app.
+    pub require_crds: bool,
+}
+
+impl Default for EvaluateOptions {
+    fn default() -> Self {
+        Self {
+            source: Source::Check,
+            destination_namespace: None,
+            require_crds: false,
+        }
+    }
+}
+
+/// One Application's slice of the input, with everything computed about it.
+struct AppView<'a> {
+    name: Option<String>,
+    application: Option<Application>,
+    /// Indexes into the caller's slice, in input order.
+    members: Vec<usize>,
+    /// The member objects as one contiguous slice (borrowed when the app is the whole input).
+    objects: Cow<'a, [Resource]>,
+    facts: Vec<SyncFacts>,
+    plan: Plan,
+    /// Per member (local index): its tasks as `input.plan.tasks` entries.
+    tasks: Vec<Vec<Value>>,
+    /// Per member: resolved references.
+    refs: Vec<Vec<(Reference, Resolution)>>,
+    /// Reverse references, built on first use (see [`AppView::dependents_index`]).
+    dependents: OnceLock<HashMap<usize, Vec<(usize, usize)>>>,
+}
+
+/// Evaluates every object against the policies and returns the report. `errors` are input
+/// problems found earlier (e.g. load errors); they are carried into the report unchanged.
+pub fn evaluate(
+    resources: &[Resource],
+    policies: &PolicySet,
+    options: &EvaluateOptions,
+    errors: Vec<String>,
+) -> Report {
+    let (inputs, apps) = build_inputs(resources, options);
+    let outcomes = policies.evaluate_many(&inputs);
+    let mut findings: Vec<Finding> = Vec::new();
+    for (i, (resource, outcome)) in resources.iter().zip(outcomes).enumerate() {
+        let _application = apps.get(i).cloned().flatten();
+        findings.extend(policies.findings_from(resource, outcome));
+    }
+    Report::new(findings, errors)
+}
+
+/// Builds the policy input document of every object (same order as `resources`), plus each
+/// object's owning Application name.
+pub fn build_inputs(
+    resources: &[Resource],
+    options: &EvaluateOptions,
+) -> (Vec<Value>, Vec<Option<String>>) {
+    let all_facts: Vec<SyncFacts> = resources.iter().map(SyncFacts::of).collect();
+    let groups = group_by_app(resources, &all_facts);
+    let whole = groups.len() == 1;
+    let mut inputs: Vec<Value> = vec![Value::Null; resources.len()];
+    let mut app_names: Vec<Option<String>> = vec![None; resources.len()];
+    let mut facts_by_index: Vec<Option<SyncFacts>> = all_facts.into_iter().map(Some).collect();
+
+    for group in groups {
+        let objects: Cow<'_, [Resource]> = if whole {
+            Cow::Borrowed(resources)
+        } else {
+            Cow::Owned(
+                group
+                    .members
+                    .iter()
+                    .filter_map(|&i| resources.get(i).cloned())
+                    .collect(),
+            )
+        };
+        let facts: Vec<SyncFacts> = group
+            .members
+            .iter()
+            // Every object belongs to exactly one group, so each fact is taken once.
+            .filter_map(|&i| facts_by_index.get_mut(i).and_then(Option::take))
+            .collect();
+        let view = AppView::build(
+            group.name,
+            group.application,
+            group.members,
+            objects,
+            facts,
+            options,
+        );
+        for (local, &global) in view.members.iter().enumerate() {
+            if let Some(slot) = inputs.get_mut(global) {
+                *slot = view.input_for(local, options);
+            }
+            if let Some(slot) = app_names.get_mut(global) {
+                slot.clone_from(&view.name);
+            }
+        }
+    }
+    (inputs, app_names)
+}
+
+impl<'a> AppView<'a> {
+    fn build(
+        name: Option<String>,
+        application: Option<Application>,
+        members: Vec<usize>,
+        objects: Cow<'a, [Resource]>,
+        facts: Vec<SyncFacts>,
+        options: &EvaluateOptions,
+    ) -> Self {
+        let destination_namespace = application
+            .as_ref()
+            .map(|a| a.destination_namespace.clone())
+            .filter(|n| !n.is_empty())
+            .or_else(|| options.destination_namespace.clone())
+            .unwrap_or_else(|| "default".to_string());
+        let settings = AppSettings {
+            destination_namespace: destination_namespace.clone(),
+            sync_options: application
+                .as_ref()
+                .map(|a| a.sync_options.clone())
+                .unwrap_or_else(SyncOptions::default),
+            prune: true,
+            managed_namespace_metadata: application
+                .as_ref()
+                .is_some_and(|a| a.managed_namespace_metadata),
+            ..AppSettings::default()
+        };
+        let mut input = PlanInput::new(&objects, &[], settings);
+        input.cluster_apis = if options.require_crds {
+            ClusterApis::builtin_only()
+        } else {
+            ClusterApis::assume_all()
+        };
+        let plan = plan(&input);
+        let tasks = task_entries(&plan, objects.len());
+        let refs = resolve_all(&objects, Some(&destination_namespace));
+        Self {
+            name,
+            application,
+            members,
+            objects,
+            facts,
+            plan,
+            tasks,
+            refs,
+            dependents: OnceLock::new(),
+        }
+    }
+
+    /// The input document of member `i` (local index).
+    fn input_for(&self, i: usize, options: &EvaluateOptions) -> Value {
+        let Some(resource) = self.objects.get(i) else {
+            return Value::Null;
+        };
+        let mut doc = Map::new();
+        doc.insert("resource".into(), resource.raw.clone());
+        doc.insert("operation".into(), Value::from(options.source.operation()));
+        doc.insert(
+            "sync".into(),
+            self.facts
+                .get(i)
+                .and_then(|f| serde_json::to_value(f).ok())
+                .unwrap_or(Value::Null),
+        );
+        doc.insert(
+            "plan".into(),
+            json!({
+                "tasks": self.tasks.get(i).cloned().unwrap_or_default(),
+                "steps": self.plan.steps.len(),
+                "postsync_hooks": self.plan.tasks()
+                    .filter(|t| t.is_hook && t.phase == SyncPhase::PostSync)
+                    .count(),
+            }),
+        );
+        let refs: Vec<Value> = self
+            .refs
+            .get(i)
+            .map(|rs| {
+                rs.iter()
+                    .map(|(r, res)| self.reference_entry(r, res))
+                    .collect()
+            })
+            .unwrap_or_default();
+        doc.insert("refs".into(), Value::Array(refs));
+        doc.insert("dependents".into(), Value::Array(self.dependents_of(i)));
+        if let Some(app) = &self.application
+            && let Ok(v) = serde_json::to_value(app)
+        {
+            doc.insert("app".into(), v);
+        }
+        doc.insert(
+            "context".into(),
+            json!({"source": options.source.context(), "dry_run": false}),
+        );
+        Value::Object(doc)
+    }
+
+    /// One `input.refs[]` entry: the reference plus its resolved `target`.
+    fn reference_entry(&self, reference: &Reference, resolution: &Resolution) -> Value {
+        let mut entry = serde_json::to_value(reference).unwrap_or(Value::Null);
+        let target = match resolution {
+            Resolution::InSet { index } => self.target_facts(*index, "in_set", false),
+            Resolution::ProducedBy { index } => {
+                let async_producer = self
+                    .objects
+                    .get(*index)
+                    .is_some_and(|p| produces(p).iter().any(|p| p.async_producer));
+                self.target_facts(*index, "produced_by", async_producer)
+            }
+            Resolution::Builtin => json!({"resolution": "builtin"}),
+            Resolution::Missing => json!({"resolution": "missing"}),
+        };
+        if let Value::Object(map) = &mut entry {
+            map.insert("target".into(), target);
+        }
+        entry
+    }
+
+    /// The facts of the object at local index `j` as a reference target.
+    fn target_facts(&self, j: usize, resolution: &str, async_producer: bool) -> Value {
+        let (Some(obj), Some(facts)) = (self.objects.get(j), self.facts.get(j)) else {
+            return json!({"resolution": "missing"});
+        };
+        json!({
+            "resolution": resolution,
+            "kind": obj.kind,
+            "group": obj.group,
+            "name": obj.name,
+            "namespace": obj.namespace,
+            "phases": facts.phases,
+            "wave": facts.wave,
+            "is_hook": facts.is_hook,
+            "hook_types": facts.hook_types,
+            "delete_policies": facts.delete_policies,
+            "ignored": facts.ignored,
+            "tasks": self.tasks.get(j).cloned().unwrap_or_default(),
+            "async_producer": async_producer,
+            "health_check": health_check_source(&obj.group, &obj.kind),
+            "replicas_set": obj.raw.pointer("/spec/replicas").is_some_and(|v| !v.is_null()),
+        })
+    }
+
+    /// `input.dependents` of local index `i`: every object whose references resolve to it.
+    fn dependents_of(&self, i: usize) -> Vec<Value> {
+        self.dependents_index()
+            .get(&i)
+            .map(|deps| {
+                deps.iter()
+                    .filter_map(|&(j, k)| {
+                        let obj = self.objects.get(j)?;
+                        let facts = self.facts.get(j)?;
+                        let (reference, _) = self.refs.get(j)?.get(k)?;
+                        Some(json!({
+                            "kind": obj.kind,
+                            "group": obj.group,
+                            "name": obj.name,
+                            "namespace": obj.namespace,
+                            "role": reference.role,
+                            "via": reference.via,
+                            "is_hook": facts.is_hook,
+                            "phases": facts.phases,
+                            "wave": facts.wave,
+                        }))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// target local index → [(dependant local index, reference index)]. Built lazily once.
+    fn dependents_index(&self) -> &HashMap<usize, Vec<(usize, usize)>> {
+        self.dependents.get_or_init(|| {
+            let mut map: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
+            for (j, rs) in self.refs.iter().enumerate() {
+                for (k, (_, res)) in rs.iter().enumerate() {
+                    if let Resolution::InSet { index } | Resolution::ProducedBy { index } = res
+                        && *index != j
+                    {
+                        map.entry(*index).or_default().push((j, k));
+                    }
+                }
+            }
+            map
+        })
+    }
+}
+
+/// `input.plan.tasks` entries for every target (by index into the planned objects).
+fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
+    let mut out: Vec<Vec<Value>> = vec![Vec::new(); objects];
+    let steps = plan.steps.iter().enumerate().map(|(n, s)| (n, s));
+    let sync_fail = plan.sync_fail.iter().map(|s| (plan.steps.len(), s));
+    for (n, step) in steps.chain(sync_fail) {
+        for task in &step.tasks {
+            if let TaskSource::Target { index } = task.source
+                && let Some(slot) = out.get_mut(index)
+            {
+                slot.push(json!({
+                    "phase": task.phase,
+                    "wave": task.wave,
+                    "step": n,
+                    "gated": step.health_gated && !step.conditional,
+                    "final": step.is_final,
+                }));
+            }
+        }
+    }
+    out
+}

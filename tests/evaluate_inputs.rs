@@ -1,0 +1,163 @@
+//! The policy input document, as promised to rule authors in `policies/README.md`.
+
+use std::path::Path;
+
+use serde_json::Value;
+use syncguard::evaluate::{EvaluateOptions, build_inputs, evaluate};
+use syncguard::finding::Status;
+use syncguard::manifest::{load_paths, load_str};
+use syncguard::policy::PolicySet;
+
+fn seed_incident() -> Vec<syncguard::model::Resource> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/seed-incident");
+    let loaded = load_paths(&[dir]);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    loaded.resources
+}
+
+fn input_of<'a>(inputs: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    inputs
+        .iter()
+        .find(|i| i["resource"]["kind"] == kind && i["resource"]["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("no input for {kind}/{name}"))
+}
+
+#[test]
+fn the_seed_hook_sees_its_secret_produced_by_an_external_secret_in_a_later_step() {
+    let resources = seed_incident();
+    let (inputs, apps) = build_inputs(&resources, &EvaluateOptions::default());
+    assert_eq!(inputs.len(), resources.len());
+    assert!(apps.iter().all(Option::is_none));
+
+    let job = input_of(&inputs, "Job", "db-migrate");
+    assert_eq!(job["operation"], "CHECK");
+    assert_eq!(job["context"]["source"], "check");
+    assert_eq!(job["sync"]["phases"], serde_json::json!(["PreSync"]));
+    assert_eq!(job["sync"]["is_hook"], true);
+    assert_eq!(job["plan"]["tasks"][0]["step"], 0);
+    assert_eq!(job["plan"]["tasks"][0]["phase"], "PreSync");
+    assert_eq!(job["plan"]["tasks"][0]["gated"], true);
+    assert_eq!(job["plan"]["steps"], 3);
+
+    let secret_ref = job["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "Secret")
+        .unwrap();
+    assert_eq!(secret_ref["name"], "db-credentials");
+    assert_eq!(secret_ref["role"], "env_from");
+    assert_eq!(
+        secret_ref["via"],
+        "/spec/template/spec/containers/0/envFrom/0/secretRef/name"
+    );
+    let target = &secret_ref["target"];
+    assert_eq!(target["resolution"], "produced_by");
+    assert_eq!(target["kind"], "ExternalSecret");
+    assert_eq!(target["async_producer"], true);
+    assert_eq!(target["phases"], serde_json::json!(["Sync"]));
+    assert_eq!(target["wave"], 2);
+    assert_eq!(target["tasks"][0]["step"], 1);
+    assert_eq!(target["health_check"], "bundled-lua");
+}
+
+#[test]
+fn dependents_list_who_references_an_object() {
+    let resources = seed_incident();
+    let (inputs, _) = build_inputs(&resources, &EvaluateOptions::default());
+    let es = input_of(&inputs, "ExternalSecret", "db-credentials");
+    let deps: Vec<(&str, &str, bool)> = es["dependents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            (
+                d["kind"].as_str().unwrap(),
+                d["role"].as_str().unwrap(),
+                d["is_hook"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(deps.contains(&("Job", "env_from", true)), "{deps:?}");
+    assert!(
+        deps.contains(&("Deployment", "env_from", false)),
+        "{deps:?}"
+    );
+}
+
+#[test]
+fn hpa_targets_and_the_owning_application_are_in_the_input() {
+    let yaml = "\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: shop}
+spec:
+  destination: {namespace: shop}
+  ignoreDifferences:
+    - {group: apps, kind: Deployment, jsonPointers: [/spec/replicas]}
+  syncPolicy: {automated: {selfHeal: true}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels: {app.kubernetes.io/instance: shop}
+spec:
+  replicas: 3
+  template: {spec: {containers: [{name: web, image: web:1}]}}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+  labels: {app.kubernetes.io/instance: shop}
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+";
+    let loaded = load_str("app.yaml", yaml);
+    assert!(loaded.errors.is_empty());
+    let (inputs, apps) = build_inputs(&loaded.resources, &EvaluateOptions::default());
+    assert_eq!(apps[1].as_deref(), Some("shop"));
+    let deploy = input_of(&inputs, "Deployment", "web");
+    assert_eq!(deploy["app"]["name"], "shop");
+    assert_eq!(deploy["app"]["destination_namespace"], "shop");
+    assert_eq!(deploy["app"]["self_heal"], true);
+    assert_eq!(
+        deploy["app"]["ignore_differences"][0]["jsonPointers"][0],
+        "/spec/replicas"
+    );
+    assert_eq!(deploy["dependents"][0]["kind"], "HorizontalPodAutoscaler");
+    assert_eq!(deploy["dependents"][0]["role"], "scale_target");
+    let hpa = input_of(&inputs, "HorizontalPodAutoscaler", "web");
+    let target = &hpa["refs"][0]["target"];
+    assert_eq!(target["resolution"], "in_set");
+    assert_eq!(target["replicas_set"], true);
+    // The Application object itself is not tracked by any app: no `app` for it.
+    let app_obj = input_of(&inputs, "Application", "shop");
+    assert!(app_obj.get("app").is_none());
+}
+
+#[test]
+fn the_seed_incident_gets_the_hook_findings_from_the_shipped_policies() {
+    let policies =
+        PolicySet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("policies")).unwrap();
+    let resources = seed_incident();
+    let report = evaluate(&resources, &policies, &EvaluateOptions::default(), vec![]);
+    let open: Vec<&str> = report
+        .findings
+        .iter()
+        .filter(|f| matches!(f.status, Status::Open))
+        .map(|f| f.rule_id.as_str())
+        .collect();
+    for rule in ["SG101", "SG102", "SG103"] {
+        assert!(open.contains(&rule), "{rule} missing from {open:?}");
+    }
+    let sg101 = report
+        .findings
+        .iter()
+        .find(|f| f.rule_id.as_str() == "SG101")
+        .unwrap();
+    let loc = sg101.location.as_ref().unwrap();
+    assert!(loc.file.ends_with("migration-job.yaml"), "{loc}");
+    assert!(sg101.patch.is_some());
+}
