@@ -36,6 +36,35 @@ pub enum Command {
     ///
     ///   syncguard plan rendered/ --dest-namespace shop --create-namespace --format json
     Plan(PlanArgs),
+
+    /// Run the `test_*` rules of a policy directory (like `opa test`).
+    ///
+    /// Loads every `*.rego` file and `config.yaml` of DIR into one engine, runs each rule whose
+    /// name starts with `test_`, and prints PASS/FAIL per test and a summary line. Exit code 1
+    /// when a test fails or errors, 2 when the policies do not load.
+    ///
+    /// Examples:
+    ///
+    ///   syncguard test policies/
+    ///
+    ///   syncguard test policies/ --coverage
+    Test(TestArgs),
+}
+
+/// `syncguard test`.
+#[derive(Debug, Args)]
+pub struct TestArgs {
+    /// The policy directory.
+    #[arg(value_name = "DIR", default_value = "policies")]
+    pub dir: PathBuf,
+
+    /// Also report which lines of each rule file the tests executed.
+    #[arg(long)]
+    pub coverage: bool,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    pub format: PlanFormat,
 }
 
 /// Where manifests come from (shared by every dry-run command).
@@ -135,7 +164,9 @@ mod tests {
     #[test]
     fn plan_reads_stdin_when_no_path_is_given() {
         let cli = Cli::try_parse_from(["syncguard", "plan"]).unwrap();
-        let Command::Plan(args) = cli.command;
+        let Command::Plan(args) = cli.command else {
+            panic!("not plan");
+        };
         assert_eq!(args.input.paths, vec![PathBuf::from("-")]);
         assert_eq!(args.format, PlanFormat::Text);
     }

@@ -13,14 +13,22 @@ fn main() -> ExitCode {
     let stdout = std::io::stdout();
     let is_terminal = stdout.is_terminal();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    let result = match &cli.command {
-        Command::Plan(args) => command::plan::run(args, args.color.enabled(is_terminal), &mut out),
+    let result: anyhow::Result<command::Outcome> = match &cli.command {
+        Command::Plan(args) => {
+            command::plan::run(args, args.color.enabled(is_terminal), &mut out).map_err(Into::into)
+        }
+        Command::Test(args) => command::test::run(args, &mut out),
     };
-    let result = result.and_then(|outcome| out.flush().map(|()| outcome));
+    let result = result.and_then(|outcome| Ok(out.flush().map(|()| outcome)?));
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
         // A closed pipe (`syncguard plan | head`) is not an error.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e)
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe) =>
+        {
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("syncguard: {e:#}");
             ExitCode::from(2)

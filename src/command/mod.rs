@@ -2,6 +2,7 @@
 //! library (not `main.rs`) so that integration tests can drive them without a process.
 
 pub mod plan;
+pub mod test;
 
 /// How a command ended, mapped to the process exit code by `main`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -26,6 +26,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod builtin;
 mod config;
 mod engine;
 mod resolve;
