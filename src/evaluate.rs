@@ -181,7 +181,7 @@ impl<'a> AppView<'a> {
             sync_options: application
                 .as_ref()
                 .map(|a| a.sync_options.clone())
-                .unwrap_or_else(SyncOptions::default),
+                .unwrap_or_default(),
             prune: true,
             managed_namespace_metadata: application
                 .as_ref()
@@ -351,7 +351,7 @@ impl<'a> AppView<'a> {
 /// `input.plan.tasks` entries for every target (by index into the planned objects).
 fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
     let mut out: Vec<Vec<Value>> = vec![Vec::new(); objects];
-    let steps = plan.steps.iter().enumerate().map(|(n, s)| (n, s));
+    let steps = plan.steps.iter().enumerate();
     let sync_fail = plan.sync_fail.iter().map(|s| (plan.steps.len(), s));
     for (n, step) in steps.chain(sync_fail) {
         for task in &step.tasks {
