@@ -20,7 +20,7 @@ use serde_json::{Map, Value, json};
 use crate::finding::{Finding, Report};
 use crate::model::Resource;
 use crate::model::app::{Application, group_by_app};
-use crate::model::argo::{SyncFacts, SyncOptions, SyncPhase};
+use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::health::health_check_source;
 use crate::model::refs::{Reference, Resolution, produces, resolve_all};
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
