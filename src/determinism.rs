@@ -192,6 +192,10 @@ impl DeterminismReport {
 }
 
 /// Why the render command could not be checked.
+///
+/// Every message is complete on its own, including the underlying cause, and (as in
+/// [`LoadError`](crate::manifest::LoadError)) the cause is a plain field rather than a
+/// `source()`, so `{:#}`-style chains do not print it twice.
 #[derive(Debug, Error)]
 pub enum DeterminismError {
     /// The argument list was empty.
@@ -204,15 +208,14 @@ pub enum DeterminismError {
         runs: usize,
     },
     /// The program could not be started.
-    #[error("render #{run}: cannot run `{command}`: {source}")]
+    #[error("render #{run}: cannot run `{command}`: {error}")]
     Spawn {
         /// 1-based run number.
         run: usize,
         /// The command, shell-quoted for display.
         command: String,
         /// What the operating system said (usually: not found).
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     /// The command exited unsuccessfully: there is no output to compare.
     #[error("render #{run}: `{command}` failed ({status}){}", stderr_tail(.stderr))]
@@ -243,26 +246,24 @@ pub enum DeterminismError {
         stderr: String,
     },
     /// Reading the command's output or waiting for it failed.
-    #[error("render #{run}: lost track of `{command}`: {source}")]
+    #[error("render #{run}: lost track of `{command}`: {error}")]
     Io {
         /// 1-based run number.
         run: usize,
         /// The command, shell-quoted for display.
         command: String,
         /// The underlying error.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
     /// A `--save-to` file or directory could not be written.
-    #[error("cannot save render #{run} to {}: {source}", .path.display())]
+    #[error("cannot save render #{run} to {}: {error}", .path.display())]
     Save {
         /// 1-based run number (0: creating the directory).
         run: usize,
         /// The path that failed.
         path: PathBuf,
         /// What the operating system said.
-        #[source]
-        source: io::Error,
+        error: io::Error,
     },
 }
 
@@ -299,10 +300,10 @@ pub fn check_determinism(
         return Err(DeterminismError::TooFewRuns { runs });
     }
     if let Some(dir) = &opts.save_to {
-        fs::create_dir_all(dir).map_err(|source| DeterminismError::Save {
+        fs::create_dir_all(dir).map_err(|error| DeterminismError::Save {
             run: 0,
             path: dir.clone(),
-            source,
+            error,
         })?;
     }
     let mut renders = Vec::with_capacity(runs);
@@ -317,10 +318,10 @@ pub fn check_determinism(
         let label = match &opts.save_to {
             Some(dir) => {
                 let path = dir.join(format!("render-{run}.yaml"));
-                fs::write(&path, &output).map_err(|source| DeterminismError::Save {
+                fs::write(&path, &output).map_err(|error| DeterminismError::Save {
                     run,
                     path: path.clone(),
-                    source,
+                    error,
                 })?;
                 path.display().to_string()
             }
@@ -744,15 +745,15 @@ fn run_error(
 ) -> DeterminismError {
     let command = display_command(cmd);
     match failure {
-        RunFailure::Spawn(source) => DeterminismError::Spawn {
+        RunFailure::Spawn(error) => DeterminismError::Spawn {
             run,
             command,
-            source,
+            error,
         },
-        RunFailure::Io(source) => DeterminismError::Io {
+        RunFailure::Io(error) => DeterminismError::Io {
             run,
             command,
-            source,
+            error,
         },
         RunFailure::Exit { status, stderr } => DeterminismError::Failed {
             run,
