@@ -13,11 +13,14 @@
 //! - [`policy`]: Rego rules + config: evaluate all rules once per resource; `syncguard test`.
 //! - [`finding`]: what the rules concluded ([`finding::Finding`], [`finding::Report`]) as data.
 //! - [`mutate`]: apply a rule's patch to a copy and emit a minimal RFC 6902 patch.
+//! - [`determinism`]: SG302 — run a render command several times and report every field that
+//!   differs between the outputs, with `file:line` in the first one.
 //! - [`output`]: human and machine renderings of a plan.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod cli;
 pub mod command;
+pub mod determinism;
 pub mod evaluate;
 pub mod finding;
 pub mod manifest;
