@@ -49,6 +49,161 @@ pub enum Command {
     ///
     ///   syncguard test policies/ --coverage
     Test(TestArgs),
+
+    /// Check rendered manifests against the policies and report every finding with file:line.
+    ///
+    /// Runs the built-in rules (or those of --policies DIR) over every object, with the facts
+    /// Argo CD will act on: phases, waves, hooks, what each object references and where that
+    /// object is created in the sync. Findings are grouped by Application when the manifests
+    /// carry tracking ids or instance labels.
+    ///
+    /// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 input or policy errors (the
+    /// readable files are still checked and reported).
+    ///
+    /// Examples:
+    ///
+    ///   syncguard check examples/seed-incident
+    ///
+    ///   helm template shop ./chart | syncguard check - --format sarif > syncguard.sarif
+    ///
+    ///   syncguard check rendered/ --fail-on warn --show-patches
+    Check(CheckArgs),
+
+    /// Print the policy input document of every object, as the rules see it (JSON).
+    ///
+    /// For rule authors: shows input.sync, input.plan, input.refs (with each target's phase,
+    /// wave and step), input.dependents and input.app for real manifests.
+    ///
+    /// Example:
+    ///
+    ///   syncguard inputs examples/seed-incident | jq '.[0].refs'
+    Inputs(InputsArgs),
+
+    /// Render several times and report every field that differs between renders (SG302).
+    ///
+    /// Values that change on every render (random passwords, generated certificates, `now`
+    /// timestamps, checksums of those) make Argo CD report the app OutOfSync after every
+    /// refresh and loop with self-heal. Each changing field is reported with file:line in the
+    /// first render, the values seen, the likely cause and the fix. Exit 0 when every render is
+    /// identical, 1 when a field changes, 2 when the command fails.
+    ///
+    /// Examples:
+    ///
+    ///   syncguard determinism -- helm template shop ./chart -f values-prod.yaml
+    ///
+    ///   syncguard determinism --runs 3 --save-to renders/ -- kustomize build overlays/prod
+    Determinism(DeterminismArgs),
+}
+
+/// `syncguard determinism`.
+#[derive(Debug, Args)]
+pub struct DeterminismArgs {
+    /// How many times to render (at least 2).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(2..=100))]
+    pub runs: u64,
+
+    /// Minimum time between the starts of two renders, so second-resolution timestamps differ.
+    #[arg(long, value_name = "MS", default_value_t = 1100)]
+    pub delay_ms: u64,
+
+    /// Kill a render that takes longer than this many seconds (0: no limit).
+    #[arg(long, value_name = "SECONDS", default_value_t = 120)]
+    pub timeout: u64,
+
+    /// Save every render as DIR/render-N.yaml; findings then point into those files.
+    #[arg(long, value_name = "DIR")]
+    pub save_to: Option<PathBuf>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+
+    /// Lowest action that makes the exit code 1 (SG302 findings are warnings).
+    #[arg(long, value_enum, default_value_t = FailOnArg::Warn)]
+    pub fail_on: FailOnArg,
+
+    /// When to colour the text output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+
+    /// The render command and its arguments (after `--`), run without a shell.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
+/// `syncguard check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The manifests to check.
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    pub format: ReportFormat,
+
+    /// Lowest action that makes the exit code 1: `deny` (only denials), `warn` (also warnings
+    /// and proposed mutations), `info` (anything not off, including audit).
+    #[arg(long, value_enum, default_value_t = FailOnArg::Deny)]
+    pub fail_on: FailOnArg,
+
+    /// Policy directory to use instead of the built-in rules.
+    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
+    pub policies: Option<PathBuf>,
+
+    /// Show the JSON patch each mutating rule proposes.
+    #[arg(long)]
+    pub show_patches: bool,
+
+    /// Destination namespace for apps whose Application is not in the input.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub dest_namespace: Option<String>,
+
+    /// Treat custom kinds whose CRD is not in the input as unknown to the cluster.
+    #[arg(long)]
+    pub require_crds: bool,
+
+    /// When to colour the text output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+/// `syncguard inputs`.
+#[derive(Debug, Args)]
+pub struct InputsArgs {
+    /// The manifests.
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Destination namespace for apps whose Application is not in the input.
+    #[arg(long, value_name = "NAMESPACE")]
+    pub dest_namespace: Option<String>,
+}
+
+/// Report formats of `syncguard check`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// Human-readable, grouped by Application and file (colour on a terminal).
+    Text,
+    /// Stable JSON (schema in docs/report-json.md).
+    Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// JUnit XML, for CI test report views.
+    Junit,
+    /// Markdown, for pull-request comments.
+    Markdown,
+}
+
+/// `--fail-on` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOnArg {
+    /// Any open finding whose action is not off.
+    Info,
+    /// Deny, warn and mutate findings.
+    Warn,
+    /// Deny findings only.
+    Deny,
 }
 
 /// `syncguard test`.

@@ -18,6 +18,9 @@ fn main() -> ExitCode {
             command::plan::run(args, args.color.enabled(is_terminal), &mut out).map_err(Into::into)
         }
         Command::Test(args) => command::test::run(args, &mut out),
+        Command::Inputs(args) => command::inputs::run(args, &mut out),
+        Command::Check(args) => command::check::run(args, is_terminal, &mut out),
+        Command::Determinism(args) => command::determinism::run(args, is_terminal, &mut out),
     };
     let result = result.and_then(|outcome| Ok(out.flush().map(|()| outcome)?));
     match result {

@@ -1,0 +1,110 @@
+//! `syncguard check`: load manifests, evaluate the policies, render the report.
+
+use std::io::{IsTerminal, Write};
+
+use crate::cli::{CheckArgs, FailOnArg, ReportFormat as FormatArg};
+use crate::evaluate::{EvaluateOptions, evaluate};
+use crate::finding::{FailOn, Report};
+use crate::manifest::load_paths;
+use crate::output::report::{RenderOptions, ReportFormat, render};
+use crate::policy::builtin::PolicySource;
+
+use super::Outcome;
+
+/// Maps the CLI format to the renderer's.
+pub fn report_format(f: FormatArg) -> ReportFormat {
+    match f {
+        FormatArg::Text => ReportFormat::Text,
+        FormatArg::Json => ReportFormat::Json,
+        FormatArg::Sarif => ReportFormat::Sarif,
+        FormatArg::Junit => ReportFormat::Junit,
+        FormatArg::Markdown => ReportFormat::Markdown,
+    }
+}
+
+/// Maps the CLI threshold to the report's.
+pub fn fail_on(f: FailOnArg) -> FailOn {
+    match f {
+        FailOnArg::Info => FailOn::Info,
+        FailOnArg::Warn => FailOn::Warn,
+        FailOnArg::Deny => FailOn::Deny,
+    }
+}
+
+/// The exit outcome of a rendered report: errors first (exit 2), then the threshold.
+pub fn outcome_of(report: &Report, threshold: FailOn) -> Outcome {
+    if !report.errors.is_empty() {
+        Outcome::InputErrors
+    } else if report.fails(threshold) {
+        Outcome::Blocking
+    } else {
+        Outcome::Clean
+    }
+}
+
+/// Writes a report in the requested format.
+pub fn write_report(
+    report: &Report,
+    format: FormatArg,
+    opts: &RenderOptions,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let text = render(report, report_format(format), opts)?;
+    out.write_all(text.as_bytes())?;
+    if !text.ends_with('\n') {
+        out.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+/// Runs `syncguard check`. Policy load errors are returned (exit 2, nothing checked).
+pub fn run(args: &CheckArgs, stdout_is_terminal: bool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let progress = Progress::new(std::io::stderr().is_terminal());
+    let source = PolicySource::from_arg(args.policies.clone());
+    progress.say(&format!("loading {}", source.describe()));
+    let policies = source
+        .load()
+        .map_err(|e| anyhow::anyhow!("cannot load {}: {e}", source.describe()))?;
+    progress.say("reading manifests");
+    let loaded = load_paths(&args.input.paths);
+    progress.say(&format!("checking {} objects", loaded.resources.len()));
+    let options = EvaluateOptions {
+        destination_namespace: args.dest_namespace.clone(),
+        require_crds: args.require_crds,
+        ..EvaluateOptions::default()
+    };
+    let errors = loaded.errors.iter().map(ToString::to_string).collect();
+    let report = evaluate(&loaded.resources, &policies, &options, errors)
+        .with_objects(loaded.resources.len());
+    progress.done();
+    let opts = RenderOptions {
+        color: args.color.enabled(stdout_is_terminal),
+        show_patches: args.show_patches,
+        ..RenderOptions::default()
+    };
+    write_report(&report, args.format, &opts, out)?;
+    Ok(outcome_of(&report, fail_on(args.fail_on)))
+}
+
+/// A one-line status on stderr while a long check runs; silent unless stderr is a terminal.
+struct Progress {
+    on: bool,
+}
+
+impl Progress {
+    fn new(on: bool) -> Self {
+        Self { on }
+    }
+
+    fn say(&self, what: &str) {
+        if self.on {
+            eprint!("\r\x1b[2Ksyncguard: {what}…");
+        }
+    }
+
+    fn done(&self) {
+        if self.on {
+            eprint!("\r\x1b[2K");
+        }
+    }
+}
