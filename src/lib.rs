@@ -12,7 +12,7 @@
 //! - [`policy`]: Rego rules + config: evaluate all rules once per resource; `syncguard test`.
 //! - [`finding`]: what the rules concluded ([`finding::Finding`], [`finding::Report`]) as data.
 //! - [`mutate`]: apply a rule's patch to a copy and emit a minimal RFC 6902 patch.
-//! - [`output`]: human and machine renderings of a plan.
+//! - [`output`]: human and machine renderings of a plan and of a check report.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod cli;
