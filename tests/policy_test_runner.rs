@@ -163,6 +163,9 @@ fn the_shipped_policies_pass_their_own_tests() {
                 .ends_with("_test.rego")
         })
         .count();
-    assert!(test_files >= 12, "expected the built-in rule tests, found {test_files}");
+    assert!(
+        test_files >= 12,
+        "expected the built-in rule tests, found {test_files}"
+    );
     assert!(report.passed >= test_files * 2, "{}", render_text(&report));
 }
