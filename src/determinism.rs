@@ -701,6 +701,7 @@ fn finding(
         path,
         patch: None,
         docs: Some(DOCS.to_string()),
+        application: None,
     }
 }
 

@@ -104,10 +104,13 @@ pub fn evaluate(
     let outcomes = policies.evaluate_many(&inputs);
     let mut findings: Vec<Finding> = Vec::new();
     for (i, (resource, outcome)) in resources.iter().zip(outcomes).enumerate() {
-        let _application = apps.get(i).cloned().flatten();
-        findings.extend(policies.findings_from(resource, outcome));
+        let application = apps.get(i).cloned().flatten();
+        for mut f in policies.findings_from(resource, outcome) {
+            f.application.clone_from(&application);
+            findings.push(f);
+        }
     }
-    Report::new(findings, errors)
+    Report::new(findings, errors).with_objects(resources.len())
 }
 
 /// Builds the policy input document of every object (same order as `resources`), plus each

@@ -332,6 +332,11 @@ pub struct Finding {
     pub message: String,
     /// The object the finding is about.
     pub resource: ResourceRef,
+    /// The Argo CD Application that owns the object (from its tracking id or instance label),
+    /// filled in by the pipeline. Reports group findings by it when any finding has one, because
+    /// platform teams triage per Application, not per file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub application: Option<String>,
     /// Where in the input files the finding points (the `path` field, or its closest written
     /// ancestor); absent for objects that did not come from files.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -374,6 +379,10 @@ pub struct Summary {
     pub open_by_severity: SeverityCounts,
     /// Entries of [`Report::errors`].
     pub errors: usize,
+    /// Objects the rules were run over, so a clean report can say how much it covered ("0
+    /// findings in 0 objects" is a misconfigured input, not a pass). [`Report::new`] cannot know
+    /// it and leaves 0; the pipeline sets it with [`Report::with_objects`].
+    pub objects: usize,
 }
 
 /// A count per [`Action`] (`off` never occurs in findings, so it has no field).
@@ -426,6 +435,12 @@ impl Report {
             errors,
             summary,
         }
+    }
+
+    /// Records how many objects were checked (see [`Summary::objects`]).
+    pub fn with_objects(mut self, objects: usize) -> Self {
+        self.summary.objects = objects;
+        self
     }
 
     /// True if any finding trips the `--fail-on` threshold.
@@ -488,6 +503,7 @@ mod tests {
                 name: "migrate".into(),
                 namespace: Some("shop".into()),
             },
+            application: None,
             location: None,
             path: Some("/spec/activeDeadlineSeconds".into()),
             patch: None,

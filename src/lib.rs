@@ -15,7 +15,7 @@
 //! - [`mutate`]: apply a rule's patch to a copy and emit a minimal RFC 6902 patch.
 //! - [`determinism`]: SG302 — run a render command several times and report every field that
 //!   differs between the outputs, with `file:line` in the first one.
-//! - [`output`]: human and machine renderings of a plan.
+//! - [`output`]: human and machine renderings of a plan and of a check report.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod cli;

@@ -324,6 +324,7 @@ mod tests {
                 name: "migrate".into(),
                 namespace: None,
             },
+            application: None,
             location: None,
             path: None,
             patch: Some(serde_json::from_value(patch).unwrap()),

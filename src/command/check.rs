@@ -58,7 +58,11 @@ pub fn write_report(
 }
 
 /// Runs `syncguard check`. Policy load errors are returned (exit 2, nothing checked).
-pub fn run(args: &CheckArgs, stdout_is_terminal: bool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub fn run(
+    args: &CheckArgs,
+    stdout_is_terminal: bool,
+    out: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     let progress = Progress::new(std::io::stderr().is_terminal());
     let source = PolicySource::from_arg(args.policies.clone());
     progress.say(&format!("loading {}", source.describe()));
@@ -74,8 +78,7 @@ pub fn run(args: &CheckArgs, stdout_is_terminal: bool, out: &mut dyn Write) -> a
         ..EvaluateOptions::default()
     };
     let errors = loaded.errors.iter().map(ToString::to_string).collect();
-    let report = evaluate(&loaded.resources, &policies, &options, errors)
-        .with_objects(loaded.resources.len());
+    let report = evaluate(&loaded.resources, &policies, &options, errors);
     progress.done();
     let opts = RenderOptions {
         color: args.color.enabled(stdout_is_terminal),

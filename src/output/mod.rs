@@ -1,3 +1,5 @@
 //! Renderings: every output is a view of a data structure built elsewhere (a plan, a report).
 
 pub mod plan;
+pub mod report;
+mod style;

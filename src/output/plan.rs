@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 
 use serde::Serialize;
 
+use super::style::Style;
 use crate::manifest::SourceLocation;
 use crate::model::Resource;
 use crate::model::argo::SyncPhase;
@@ -221,37 +222,6 @@ fn list_with_waves(tasks: &[&Task], max: usize) -> String {
             let last = parts.remove(n - 1);
             format!("{} and {}", parts.join(", "), last)
         }
-    }
-}
-
-/// ANSI styling that is a no-op when colour is off.
-#[derive(Clone, Copy)]
-struct Style {
-    on: bool,
-}
-
-impl Style {
-    fn paint(self, code: &str, s: &str) -> String {
-        if self.on {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    }
-    fn bold(self, s: &str) -> String {
-        self.paint("1", s)
-    }
-    fn dim(self, s: &str) -> String {
-        self.paint("2", s)
-    }
-    fn yellow(self, s: &str) -> String {
-        self.paint("33", s)
-    }
-    fn cyan(self, s: &str) -> String {
-        self.paint("36", s)
-    }
-    fn red(self, s: &str) -> String {
-        self.paint("31", s)
     }
 }
 

@@ -105,6 +105,7 @@ pub(crate) fn findings(
         status,
         message,
         resource: resource_ref.clone(),
+        application: None,
         location: None,
         path: None,
         patch: None,
