@@ -68,7 +68,7 @@ _effects := [text |
 ]
 
 _effect_text := {
-	"BeforeHookCreation": "Argo CD deletes and re-creates it at the start of every sync (BeforeHookCreation)",
+	"BeforeHookCreation": "Argo CD deletes and re-creates it on every sync, when its step comes (BeforeHookCreation)",
 	"HookSucceeded": "Argo CD deletes it after every successful sync (HookSucceeded)",
 	"HookFailed": "Argo CD deletes it after a failed sync (HookFailed)",
 }

@@ -67,7 +67,7 @@ test_external_secret_hook_used_by_a_deployment if {
 	v == {{
 		"msg": concat("", [
 			"ExternalSecret app-foo/db-credentials is a PreSync hook, yet normal resources use it (Deployment app-foo/svc-foo): ",
-			"Argo CD deletes and re-creates it at the start of every sync (BeforeHookCreation), so its users are left without it, ",
+			"Argo CD deletes and re-creates it on every sync, when its step comes (BeforeHookCreation), so its users are left without it, ",
 			"and whatever it owns (the Secret of an ExternalSecret, for one) is garbage-collected with it; ",
 			"hooks are also never pruned and do not count in the Application's health. ",
 			"Make it a normal resource (remove the hook annotations) with a lower sync-wave than its users; ",
@@ -96,7 +96,7 @@ test_hook_succeeded_removes_it_after_every_sync_and_is_high if {
 	x.severity == "high"
 	x.path == hook_path
 	startswith(x.msg, "ServiceAccount app-foo/svc-foo is a PreSync hook, yet normal resources use it (Deployment app-foo/svc-foo): ")
-	contains(x.msg, ": Argo CD deletes and re-creates it at the start of every sync (BeforeHookCreation); Argo CD deletes it after every successful sync (HookSucceeded), so its users are left without it")
+	contains(x.msg, ": Argo CD deletes and re-creates it on every sync, when its step comes (BeforeHookCreation); Argo CD deletes it after every successful sync (HookSucceeded), so its users are left without it")
 }
 
 test_hook_failed_only_is_medium if {

@@ -78,7 +78,7 @@ violations contains {"msg": msg, "path": path} if {
 	_str(entry, "group") == ""
 	path := sprintf("%s/%d", [_entries_pointer, i])
 	msg := sprintf(
-		"%s has an ignoreDifferences entry for kind %s without a group: Argo CD matches the group exactly and an empty group means the core API group, so %s[%d] never matches a %s and the drift it was written for still shows. %s",
+		"%s has an ignoreDifferences entry for kind %s without a group: Argo CD matches the group as a glob and an empty one matches only the core API group, so %s[%d] never matches a %s and the drift it was written for still shows. %s",
 		[_subject, kind, _entries_field, i, kind, _group_fix(kind)],
 	)
 }

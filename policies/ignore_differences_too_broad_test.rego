@@ -103,7 +103,7 @@ test_an_entry_without_a_group_for_a_deployment_matches_nothing if {
 	v == {{
 		"msg": concat("", [
 			"Application argocd/shop has an ignoreDifferences entry for kind Deployment without a group: ",
-			"Argo CD matches the group exactly and an empty group means the core API group, ",
+			"Argo CD matches the group as a glob and an empty one matches only the core API group, ",
 			"so spec.ignoreDifferences[0] never matches a Deployment and the drift it was written for still shows. Add group: apps.",
 		]),
 		"path": "/spec/ignoreDifferences/0",

@@ -12,7 +12,7 @@
 #    Other random-looking values are left to `syncguard determinism` (SG302), which renders twice;
 # and fields the server owns, usually copied from `kubectl get -o yaml`:
 #  - deployment.kubernetes.io/revision, kubectl.kubernetes.io/last-applied-configuration;
-#  - metadata.resourceVersion and metadata.uid (the apply fails: conflict / immutable field),
+#  - metadata.resourceVersion and metadata.uid (the apply is rejected: conflict, uid mismatch),
 #    metadata.managedFields (server-side apply rejects it), metadata.creationTimestamp (non-null),
 #    metadata.generation, metadata.selfLink.
 # `status` is not reported: Argo CD ignores it in the comparison for most kinds.
@@ -162,7 +162,7 @@ violations contains {"msg": msg, "path": path, "severity": f.severity} if {
 	_source_is_manifest
 	some field, f in _server_fields
 	value := object.get(_metadata, field, null)
-	value != null
+	not value in {null, "", [], {}} # what `kubectl create --dry-run -o yaml` prints is harmless
 	path := concat("/", ["/metadata", field])
 	msg := sprintf("%s sets metadata.%s, which the API server owns: %s. Remove it (it is usually copied from `kubectl get -o yaml`).", [_subject, field, f.effect])
 }
@@ -183,7 +183,7 @@ _server_fields := {
 	},
 	"uid": {
 		"severity": "high",
-		"effect": "applied to an object with another uid (re-created, or in another cluster) the update fails (metadata.uid: field is immutable)",
+		"effect": "applied to an object with another uid (re-created, or in another cluster) the update is rejected",
 	},
 	"managedFields": {
 		"severity": "medium",
