@@ -600,3 +600,37 @@ fn evaluate_many_matches_evaluate_in_input_order() {
         assert_eq!(&set.evaluate(input), outcomes);
     }
 }
+
+#[test]
+fn a_violation_may_override_the_rule_severity() {
+    // SG112 (meta.severity medium) reports "name and generateName" as low and "fixed-name
+    // non-hook Job" as info, as policies/README.md allows.
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("policies");
+    for set in [
+        PolicySet::load(&dir).unwrap(),
+        PolicySet::load_with(
+            &dir,
+            &LoadOptions {
+                interpreter_only: true,
+                ..LoadOptions::default()
+            },
+        )
+        .unwrap(),
+    ] {
+        let job = Obj::job("migrate").set("/metadata/generateName", json!("migrate-"));
+        let mut got: Vec<(String, Severity)> = findings(&set, &job)
+            .iter()
+            .map(|f| (f.path.clone().unwrap_or_default(), f.severity))
+            .collect();
+        got.sort();
+        assert_eq!(
+            got,
+            vec![
+                ("/metadata/generateName".to_string(), Severity::Low),
+                ("/spec/template".to_string(), Severity::Info),
+            ],
+            "{:?}",
+            set.backend()
+        );
+    }
+}

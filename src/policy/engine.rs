@@ -51,6 +51,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use super::source::one_line;
+use crate::finding::Severity;
 
 /// The generated package that aggregates all rules.
 pub(crate) const AGGREGATE_PACKAGE: &str = "syncguard.__evaluation";
@@ -119,6 +120,9 @@ pub struct Violation {
     /// A JSON pointer into the object, when the rule gave one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The violation's own `"severity"`, overriding `meta.severity` (policies/README.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
 }
 
 /// What one rule concluded about one input.
@@ -471,7 +475,29 @@ fn parse_violations(v: &RegoValue) -> Result<Vec<Violation>, String> {
                 ));
             }
         };
-        out.push(Violation { msg, path });
+        let severity = match o.get(&RegoValue::from("severity")) {
+            None | Some(RegoValue::Undefined) | Some(RegoValue::Null) => None,
+            Some(RegoValue::String(s)) => match s.parse::<Severity>() {
+                Ok(severity) => Some(severity),
+                Err(_) => {
+                    return Err(bad(
+                        "an object whose `severity` is info, low, medium, high or critical",
+                        item,
+                    ));
+                }
+            },
+            Some(_) => {
+                return Err(bad(
+                    "an object whose `severity` is info, low, medium, high or critical",
+                    item,
+                ));
+            }
+        };
+        out.push(Violation {
+            msg,
+            path,
+            severity,
+        });
     }
     Ok(out)
 }
@@ -527,13 +553,24 @@ mod tests {
             vec![
                 Violation {
                     msg: "m".into(),
-                    path: Some("/spec".into())
+                    path: Some("/spec".into()),
+                    severity: None,
                 },
                 Violation {
                     msg: "n".into(),
-                    path: None
+                    path: None,
+                    severity: None,
                 }
             ]
+        );
+        assert_eq!(
+            parse_violations(&rv(r#"[{"msg": "m", "severity": "info"}]"#)).unwrap()[0].severity,
+            Some(Severity::Info)
+        );
+        assert!(
+            parse_violations(&rv(r#"[{"msg": "m", "severity": "urgent"}]"#))
+                .unwrap_err()
+                .contains("`severity`")
         );
         assert!(
             parse_violations(&rv(r#"["just a string"]"#))

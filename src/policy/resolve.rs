@@ -178,6 +178,7 @@ pub(crate) fn findings(
                         location: resource.locate(v.path.as_deref().unwrap_or("")),
                         path: v.path,
                         patch: patch.clone(),
+                        severity: v.severity.unwrap_or(rule.severity),
                         ..base(rule, action, status_or(Status::Open), v.msg)
                     });
                 }
