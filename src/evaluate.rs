@@ -33,6 +33,8 @@ pub enum Source {
     Check,
     /// The reconciler's background audit of live objects (operation `AUDIT`).
     Audit,
+    /// An admission request (operation from the request: `CREATE`, `UPDATE`, ...).
+    Admission,
 }
 
 impl Source {
@@ -40,6 +42,7 @@ impl Source {
         match self {
             Source::Check => "check",
             Source::Audit => "audit",
+            Source::Admission => "admission",
         }
     }
 
@@ -47,6 +50,8 @@ impl Source {
         match self {
             Source::Check => "CHECK",
             Source::Audit => "AUDIT",
+            // Replaced by the request's operation in `build_admission_input`.
+            Source::Admission => "CREATE",
         }
     }
 }
@@ -372,4 +377,77 @@ fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
         }
     }
     out
+}
+
+/// What an admission request adds to the input document.
+#[derive(Debug, Clone, Default)]
+pub struct AdmissionFacts {
+    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
+    pub operation: String,
+    /// `oldObject` on UPDATE (and DELETE).
+    pub old: Option<Value>,
+    /// `dryRun`: evaluated the same way; recorded so rules and logs can tell.
+    pub dry_run: bool,
+    /// `userInfo`, as sent.
+    pub user: Value,
+}
+
+/// The input document for one admitted object.
+///
+/// `app_context` holds the other objects of the object's Application when they are known (a
+/// rendered copy, or the reconciler's cache): the object is then evaluated inside that set —
+/// replacing its own copy — so cross-resource rules such as SG201 see the same facts as in
+/// `syncguard check`. Without context, every reference target says `"resolution": "unknown"`,
+/// `input.plan` is absent and `input.dependents` is empty: cross-resource rules stay silent
+/// rather than guess.
+pub fn build_admission_input(
+    object: &Resource,
+    app_context: &[Resource],
+    admission: &AdmissionFacts,
+    options: &EvaluateOptions,
+) -> Value {
+    let options = EvaluateOptions {
+        source: Source::Admission,
+        ..options.clone()
+    };
+    let same = |r: &Resource| {
+        r.group == object.group
+            && r.kind == object.kind
+            && r.name == object.name
+            && !r.name.is_empty()
+            && r.namespace == object.namespace
+    };
+    let mut doc = if app_context.is_empty() {
+        let (mut inputs, _) = build_inputs(std::slice::from_ref(object), &options);
+        let mut doc = inputs.pop().unwrap_or(Value::Null);
+        if let Value::Object(map) = &mut doc {
+            map.remove("plan");
+            map.insert("dependents".into(), Value::Array(Vec::new()));
+            if let Some(Value::Array(refs)) = map.get_mut("refs") {
+                for r in refs.iter_mut() {
+                    let builtin = r.pointer("/target/resolution") == Some(&json!("builtin"));
+                    if !builtin && let Value::Object(entry) = r {
+                        entry.insert("target".into(), json!({"resolution": "unknown"}));
+                    }
+                }
+            }
+        }
+        doc
+    } else {
+        let mut set: Vec<Resource> = app_context.iter().filter(|r| !same(r)).cloned().collect();
+        set.push(object.clone());
+        let (mut inputs, _) = build_inputs(&set, &options);
+        inputs.pop().unwrap_or(Value::Null)
+    };
+    if let Value::Object(map) = &mut doc {
+        map.insert("operation".into(), Value::from(admission.operation.clone()));
+        if let Some(old) = &admission.old {
+            map.insert("old".into(), old.clone());
+        }
+        map.insert(
+            "context".into(),
+            json!({"source": "admission", "dry_run": admission.dry_run, "user": admission.user}),
+        );
+    }
+    doc
 }

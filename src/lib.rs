@@ -16,6 +16,7 @@
 //! - [`determinism`]: SG302 — run a render command several times and report every field that
 //!   differs between the outputs, with `file:line` in the first one.
 //! - [`output`]: human and machine renderings of a plan and of a check report.
+//! - [`webhook`]: `syncguard serve` — AdmissionReview in, deny / warnings / JSON patch out.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod cli;
@@ -29,3 +30,4 @@ pub mod mutate;
 pub mod output;
 pub mod plan;
 pub mod policy;
+pub mod webhook;

@@ -161,3 +161,42 @@ fn the_seed_incident_gets_the_hook_findings_from_the_shipped_policies() {
     assert!(loc.file.ends_with("migration-job.yaml"), "{loc}");
     assert!(sg101.patch.is_some());
 }
+
+#[test]
+fn an_admitted_object_without_app_context_has_unknown_targets_and_no_plan() {
+    use syncguard::evaluate::{AdmissionFacts, build_admission_input};
+    let resources = seed_incident();
+    let job = resources.iter().find(|r| r.kind == "Job").unwrap();
+    let facts = AdmissionFacts {
+        operation: "CREATE".into(),
+        dry_run: true,
+        ..AdmissionFacts::default()
+    };
+    let doc = build_admission_input(job, &[], &facts, &EvaluateOptions::default());
+    assert_eq!(doc["operation"], "CREATE");
+    assert_eq!(doc["context"]["source"], "admission");
+    assert_eq!(doc["context"]["dry_run"], true);
+    assert!(doc.get("plan").is_none());
+    let secret = doc["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "Secret")
+        .unwrap();
+    assert_eq!(
+        secret["target"],
+        serde_json::json!({"resolution": "unknown"})
+    );
+
+    // With the rest of its Application as context, the Job sees where its Secret comes from.
+    let with_context = build_admission_input(job, &resources, &facts, &EvaluateOptions::default());
+    assert_eq!(with_context["plan"]["tasks"][0]["phase"], "PreSync");
+    let secret = with_context["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["kind"] == "Secret")
+        .unwrap();
+    assert_eq!(secret["target"]["resolution"], "produced_by");
+    assert_eq!(with_context["operation"], "CREATE");
+}
