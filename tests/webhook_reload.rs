@@ -177,7 +177,7 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
     kubelet_update(mount.path(), 2, staging.path());
     eventually(
         "the kubelet-swapped certificate is served",
-        Duration::from_secs(15),
+        Duration::from_secs(30),
         || async { (served_leaf().await? == second).then_some(()) },
     )
     .await;
@@ -197,7 +197,7 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
     );
     eventually(
         "the renamed certificate is served",
-        Duration::from_secs(15),
+        Duration::from_secs(30),
         || async { (served_leaf().await? == third).then_some(()) },
     )
     .await;
@@ -212,7 +212,7 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
     );
     eventually(
         "the broken certificate is counted",
-        Duration::from_secs(15),
+        Duration::from_secs(30),
         || async {
             let m = metrics().await;
             (metric(&m, cert_parse) > before).then_some(())
@@ -228,7 +228,7 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
         LABEL_TEST.as_bytes(),
     );
     write_atomically(policies.path(), "bad_label.rego", LABEL_RULE.as_bytes());
-    eventually("the new rule answers", Duration::from_secs(20), || async {
+    eventually("the new rule answers", Duration::from_secs(30), || async {
         let r = client
             .post("/validate", &labelled_configmap())
             .await
@@ -251,7 +251,7 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
     );
     eventually(
         "the failing tests are counted",
-        Duration::from_secs(20),
+        Duration::from_secs(30),
         || async {
             let m = metrics().await;
             (metric(&m, tests_failed) > before).then_some(())
@@ -269,7 +269,7 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
     );
     eventually(
         "the broken policy is counted",
-        Duration::from_secs(20),
+        Duration::from_secs(30),
         || async {
             let m = metrics().await;
             (metric(&m, rego_failed) > before).then_some(())

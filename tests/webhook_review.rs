@@ -145,3 +145,72 @@ fn a_hook_job_without_a_deadline_is_patched_once() {
         "{again}"
     );
 }
+
+/// Ad-hoc latency of one review in-process (decode + evaluate + encode), for the record:
+/// `cargo test --release --test webhook_review -- --ignored --nocapture`. The load benchmark
+/// over TLS lives with the benchmarks.
+#[test]
+#[ignore = "timing; run in release"]
+fn latency_of_one_review_in_process() {
+    let cases = [
+        (
+            "seed Job, /validate, with app context",
+            Endpoint::Validate,
+            "seed-job-create.json",
+            true,
+        ),
+        (
+            "seed Job, /validate, no context",
+            Endpoint::Validate,
+            "seed-job-create.json",
+            false,
+        ),
+        (
+            "hook Job, /mutate",
+            Endpoint::Mutate,
+            "hook-job-no-deadline.json",
+            false,
+        ),
+        (
+            "ConfigMap, /validate",
+            Endpoint::Validate,
+            "configmap-clean.json",
+            false,
+        ),
+        (
+            "Deployment UPDATE, /validate",
+            Endpoint::Validate,
+            "deployment-update.json",
+            false,
+        ),
+    ];
+    for (label, endpoint, name, with_context) in cases {
+        let ctx: Arc<dyn AppContext> = if with_context {
+            seed_context()
+        } else {
+            Arc::new(NoContext)
+        };
+        let state = state(ctx);
+        let body = fixture(name);
+        for _ in 0..200 {
+            handle_review(&state, endpoint, &body);
+        }
+        let mut times: Vec<Duration> = (0..2000)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let (status, _) = handle_review(&state, endpoint, &body);
+                let e = t.elapsed();
+                assert_eq!(status.as_u16(), 200);
+                e
+            })
+            .collect();
+        times.sort();
+        let p = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize].as_micros();
+        println!(
+            "{label:45} p50 {:>5} µs  p99 {:>5} µs  max {:>6} µs",
+            p(0.5),
+            p(0.99),
+            p(1.0)
+        );
+    }
+}

@@ -63,15 +63,13 @@ async fn admission(
     let bytes = match read_body(body, headers, limit).await {
         Ok(b) => b,
         Err(BodyError::TooLarge { drained }) => {
-            record_bad_request(&state, endpoint, "too_large");
-            let mut response = text(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                &format!(
-                    "the AdmissionReview exceeds syncguard's body limit of {limit} bytes ({} MiB); \
-                     the API server sends at most ~3 MiB objects, twice on UPDATE",
-                    limit / (1024 * 1024)
-                ),
+            let message = format!(
+                "the AdmissionReview exceeds syncguard's body limit of {limit} bytes ({} MiB); \
+                 the API server sends at most ~3 MiB objects, twice on UPDATE",
+                limit / (1024 * 1024)
             );
+            record_bad_request(&state, endpoint, "too_large", &message);
+            let mut response = text(StatusCode::PAYLOAD_TOO_LARGE, &message);
             if !drained {
                 response
                     .headers_mut()
@@ -80,17 +78,15 @@ async fn admission(
             return response;
         }
         Err(BodyError::Read(e)) => {
-            record_bad_request(&state, endpoint, "bad_request");
-            return text(
-                StatusCode::BAD_REQUEST,
-                &format!("cannot read the body: {e}"),
-            );
+            let message = format!("cannot read the body: {e}");
+            record_bad_request(&state, endpoint, "bad_request", &message);
+            return text(StatusCode::BAD_REQUEST, &message);
         }
     };
     let request = match decode(&bytes) {
         Ok(r) => Arc::new(r),
         Err(bad) => {
-            record_bad_request(&state, endpoint, "bad_request");
+            record_bad_request(&state, endpoint, "bad_request", &bad.message);
             return text(StatusCode::BAD_REQUEST, &bad.message);
         }
     };

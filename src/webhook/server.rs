@@ -257,7 +257,8 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         )));
     }
 
-    tracing::info!(https = %tls_addr, probes = ?probe_addr, "syncguard webhook serving");
+    let probe_label = probe_addr.map_or_else(|| "off".to_string(), |a| a.to_string());
+    tracing::info!(https = %tls_addr, probes = %probe_label, "syncguard webhook serving");
     Ok(Server {
         state,
         tls_addr,

@@ -180,7 +180,7 @@ pub fn handle_review(state: &State, endpoint: Endpoint, body: &[u8]) -> (StatusC
     let request = match decode(body) {
         Ok(r) => r,
         Err(bad) => {
-            record_bad_request(state, endpoint, "bad_request");
+            record_bad_request(state, endpoint, "bad_request", &bad.message);
             return (StatusCode::BAD_REQUEST, error_body(&bad.message));
         }
     };
@@ -190,8 +190,8 @@ pub fn handle_review(state: &State, endpoint: Endpoint, body: &[u8]) -> (StatusC
     (StatusCode::OK, encode(&reviewed))
 }
 
-/// Counts an unreadable request.
-pub fn record_bad_request(state: &State, endpoint: Endpoint, decision: &'static str) {
+/// Counts and logs an unreadable request (`decision`: `bad_request` or `too_large`).
+pub fn record_bad_request(state: &State, endpoint: Endpoint, decision: &'static str, why: &str) {
     state
         .metrics()
         .requests
@@ -205,6 +205,7 @@ pub fn record_bad_request(state: &State, endpoint: Endpoint, decision: &'static 
     tracing::warn!(
         endpoint = endpoint.as_str(),
         decision,
+        error = why,
         "rejected an unreadable review"
     );
 }
@@ -272,6 +273,7 @@ pub fn record(
     // per second in a busy cluster).
     let notable = reviewed.decision != Decision::Allowed || !reviewed.failures.is_empty();
     let rules: Vec<&str> = reviewed.findings.iter().map(|(r, _)| r.as_str()).collect();
+    let rules = rules.join(",");
     macro_rules! review_event {
         ($level:ident) => {
             tracing::$level!(
@@ -283,7 +285,7 @@ pub fn record(
                 name = request.name.as_deref().unwrap_or(""),
                 dry_run = request.dry_run.unwrap_or(false),
                 decision = reviewed.decision.as_str(),
-                rules = ?rules,
+                rules = %rules,
                 elapsed_us = u64::try_from(elapsed.as_micros()).unwrap_or(u64::MAX),
                 "admission review"
             )
