@@ -309,3 +309,53 @@ async fn certificates_and_policies_reload_under_load_without_a_failed_request() 
     eprintln!("{sent} requests during the reloads, none failed");
     server.shutdown().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_app_context_directory_is_reloaded() {
+    let certs = tempfile::tempdir().unwrap();
+    certs_with_binary(certs.path());
+    // The seed app without its migration Job: the admitted Job has no known Application yet.
+    let context = tempfile::tempdir().unwrap();
+    for f in ["app.yaml", "externalsecret.yaml"] {
+        std::fs::copy(seed_context_dir().join(f), context.path().join(f)).unwrap();
+    }
+    let mut config = config(certs.path());
+    config.app_context = Some(context.path().into());
+    let server = start(config).await;
+    let client = Client::new(&certs.path().join("ca.crt"), server.tls_addr());
+    let before = client
+        .post("/validate", &fixture("seed-job-create.json"))
+        .await
+        .unwrap()
+        .response();
+    assert_eq!(before["allowed"], true);
+    assert!(
+        warnings(&before)[0].contains("no Application context"),
+        "{before}"
+    );
+
+    let job = std::fs::read(seed_context_dir().join("migration-job.yaml")).unwrap();
+    write_atomically(context.path(), "migration-job.yaml", &job);
+    eventually(
+        "SG201 once the context has the Job",
+        Duration::from_secs(30),
+        || async {
+            let r = client
+                .post("/validate", &fixture("seed-job-create.json"))
+                .await
+                .ok()?
+                .response();
+            (r["allowed"] == false).then_some(())
+        },
+    )
+    .await;
+    let m = probe(server.probe_addr().unwrap(), "/metrics")
+        .await
+        .unwrap()
+        .text();
+    assert!(
+        metric(&m, "syncguard_reloads_total{what=\"app_context\"}") >= 1.0,
+        "{m}"
+    );
+    server.shutdown().await.unwrap();
+}

@@ -142,6 +142,25 @@ async fn reviews_over_tls_deny_patch_allow_and_survive_bad_requests() {
         200
     );
 
+    // HTTP/2, which the API server negotiates when offered.
+    let h2 = client
+        .post_h2("/validate", &fixture("seed-job-create.json"))
+        .await
+        .unwrap();
+    assert_eq!(h2.response()["allowed"], false);
+
+    // A large but legitimate UPDATE (two ~2.5 MiB copies of the object) is accepted: the limit
+    // is 7 MiB, not axum's default 2 MiB.
+    let mut large: Value = serde_json::from_slice(&fixture("deployment-update.json")).unwrap();
+    let padding = "p".repeat(5 * 1024 * 1024 / 2);
+    large["request"]["object"]["metadata"]["annotations"]["padding"] = padding.clone().into();
+    large["request"]["oldObject"]["metadata"]["annotations"]["padding"] = padding.into();
+    let large = client
+        .post("/validate", &serde_json::to_vec(&large).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(large.response()["allowed"], true);
+
     // 8 MiB: 413 with the limit in the message; the server keeps serving.
     let mut huge: Value = serde_json::from_slice(&fixture("configmap-clean.json")).unwrap();
     huge["request"]["object"]["data"]["blob"] = "x".repeat(8 * 1024 * 1024).into();

@@ -168,6 +168,49 @@ impl Client {
     pub async fn get(&self, path: &str) -> Result<Answer, String> {
         self.connect().await?.get(path).await
     }
+
+    /// One POST over HTTP/2 (negotiated with ALPN, as the API server does).
+    pub async fn post_h2(&self, path: &str, body: &[u8]) -> Result<Answer, String> {
+        let mut config = (*self.config).clone();
+        config.alpn_protocols = vec![b"h2".to_vec()];
+        let tcp = tokio::net::TcpStream::connect(self.addr)
+            .await
+            .map_err(|e| format!("connect: {e}"))?;
+        let tls = TlsConnector::from(Arc::new(config))
+            .connect(ServerName::try_from("localhost").unwrap(), tcp)
+            .await
+            .map_err(|e| format!("tls: {e}"))?;
+        let alpn = tls.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+        if alpn.as_deref() != Some(b"h2") {
+            return Err(format!("ALPN negotiated {alpn:?}, not h2"));
+        }
+        let (mut sender, connection) = hyper::client::conn::http2::handshake(
+            hyper_util::rt::TokioExecutor::new(),
+            hyper_util::rt::TokioIo::new(tls),
+        )
+        .await
+        .map_err(|e| format!("h2: {e}"))?;
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let request = hyper::Request::post(format!("https://localhost{path}"))
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::copy_from_slice(body)))
+            .unwrap();
+        let response = sender
+            .send_request(request)
+            .await
+            .map_err(|e| format!("send: {e}"))?;
+        let status = response.status().as_u16();
+        let body = response
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| format!("body: {e}"))?
+            .to_bytes()
+            .to_vec();
+        Ok(Answer { status, body })
+    }
 }
 
 impl Conn {
