@@ -89,8 +89,14 @@ pub fn load_tested(dir: &Path, options: &LoadOptions) -> Result<(PolicySet, u64)
     let label = dir.display().to_string();
     for _ in 0..ATTEMPTS {
         let before = fingerprint(dir, false);
-        let set = PolicySet::load_with(dir, options)?;
-        let report = run_tests(dir, &TestOptions::default())?;
+        // Loading (prepare, compile) and testing are independent reads of the same files; doing
+        // them side by side roughly halves the reload time on two cores.
+        let (set, report) = rayon::join(
+            || PolicySet::load_with(dir, options),
+            || run_tests(dir, &TestOptions::default()),
+        );
+        let set = set?;
+        let report = report?;
         if !report.success() {
             let failing: Vec<String> = report
                 .results

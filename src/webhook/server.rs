@@ -200,6 +200,15 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
     tracing::info!(dir = %config.cert_dir.display(), serial = %info.serial, not_after = info.not_after, "serving certificate loaded");
     let rustls = RustlsConfig::from_config(tls_config);
 
+    // Bind everything before serving anything, so a failure leaves nothing running.
+    let probe_listener = match config.probe_listen {
+        Some(addr) => Some(
+            tokio::net::TcpListener::bind(addr)
+                .await
+                .map_err(|source| ServeError::Bind { addr, source })?,
+        ),
+        None => None,
+    };
     let listener = TcpListener::bind(config.listen).map_err(|source| ServeError::Bind {
         addr: config.listen,
         source,
@@ -215,11 +224,8 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
     );
 
     let (stop_probes, mut stop_rx) = watch::channel(false);
-    let (probes, probe_addr) = match config.probe_listen {
-        Some(addr) => {
-            let listener = tokio::net::TcpListener::bind(addr)
-                .await
-                .map_err(|source| ServeError::Bind { addr, source })?;
+    let (probes, probe_addr) = match probe_listener {
+        Some(listener) => {
             let bound = listener.local_addr()?;
             let app = probe_router(state.clone());
             let task = tokio::spawn(async move {
