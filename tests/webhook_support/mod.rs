@@ -17,7 +17,10 @@ use syncguard::policy::builtin::PolicySource;
 use syncguard::webhook::{self, Config, FailureMode, Server};
 use tokio_rustls::TlsConnector;
 
-/// A recorded AdmissionReview body from `tests/fixtures/admission/`.
+/// An AdmissionReview body from `tests/fixtures/admission/`. They are shaped exactly like what the
+/// API server sends: defaults applied (a Job always has `backoffLimit: 6` by admission time),
+/// and for validating requests the fields PrepareForCreate adds (uid, creationTimestamp, the
+/// generated selector and labels); mutating webhooks see the object before those.
 pub fn fixture(name: &str) -> Vec<u8> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/admission")
