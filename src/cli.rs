@@ -93,6 +93,179 @@ pub enum Command {
     ///
     ///   syncguard determinism --runs 3 --save-to renders/ -- kustomize build overlays/prod
     Determinism(DeterminismArgs),
+
+    /// Run the admission webhook: POST /validate and POST /mutate over HTTPS.
+    ///
+    /// Answers admission.k8s.io/v1 AdmissionReviews with the same rules as `check`: /validate
+    /// denies (deny rules), warns (warn and mutate rules) and records audit annotations;
+    /// /mutate returns a base64 JSON patch with the mutating rules' fixes. GET /livez, /readyz
+    /// and /metrics are served too (also on --probe-listen, plain HTTP). The certificate
+    /// directory, the policy directory and the app-context directory are watched and reloaded
+    /// without dropping requests; a broken policy set or certificate never replaces a working
+    /// one. SIGTERM/SIGINT: readiness goes 503, in-flight reviews finish.
+    ///
+    /// Every flag can also be set with its SYNCGUARD_* environment variable.
+    ///
+    /// Examples:
+    ///
+    ///   syncguard certs --out certs/dev --dns localhost --dns 127.0.0.1
+    ///
+    ///   syncguard serve --cert-dir certs/dev --listen 127.0.0.1:8443
+    ///
+    ///   syncguard serve --cert-dir /etc/syncguard/tls --policies /etc/syncguard/policies \
+    ///     --probe-listen 0.0.0.0:8080 --on-error allow
+    Serve(ServeArgs),
+
+    /// Generate a development CA and a serving certificate for the webhook.
+    ///
+    /// Writes tls.crt, tls.key and ca.crt (the keys of a Kubernetes TLS Secret; ca.crt is the
+    /// webhook's caBundle) plus ca.key. Running it again keeps the CA and rotates the serving
+    /// certificate, so clients keep trusting it (--new-ca replaces the CA too). For development
+    /// and tests; use cert-manager or your PKI in production. See certs/README.md.
+    ///
+    /// Example:
+    ///
+    ///   syncguard certs --out certs/dev --dns syncguard.syncguard.svc --dns localhost --days 30
+    Certs(CertsArgs),
+}
+
+/// `syncguard serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// HTTPS address for /validate, /mutate and the probes.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        env = "SYNCGUARD_LISTEN",
+        default_value = "0.0.0.0:8443"
+    )]
+    pub listen: std::net::SocketAddr,
+
+    /// Also serve /livez, /readyz and /metrics over plain HTTP on this address.
+    #[arg(long, value_name = "ADDR", env = "SYNCGUARD_PROBE_LISTEN")]
+    pub probe_listen: Option<std::net::SocketAddr>,
+
+    /// Directory with tls.crt and tls.key (a mounted kubernetes.io/tls Secret); watched.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SYNCGUARD_CERT_DIR",
+        default_value = "/etc/syncguard/tls"
+    )]
+    pub cert_dir: PathBuf,
+
+    /// Policy directory to use instead of the built-in rules; watched. A changed directory goes
+    /// live only when it loads and its own test_* rules pass.
+    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
+    pub policies: Option<PathBuf>,
+
+    /// Rendered manifests (per Application) that give admission-time context, so ordering
+    /// rules (SG2xx) can judge an admitted object inside its Application; watched.
+    #[arg(long, value_name = "DIR", env = "SYNCGUARD_APP_CONTEXT")]
+    pub app_context: Option<PathBuf>,
+
+    /// What to answer when a review cannot be finished (internal error, deadline, a failing deny
+    /// rule): allow with a warning, or deny.
+    #[arg(long, value_enum, env = "SYNCGUARD_ON_ERROR", default_value_t = OnErrorArg::Allow)]
+    pub on_error: OnErrorArg,
+
+    /// Deadline for one review, including the wait for a worker. Keep it below the webhook's
+    /// timeoutSeconds so the API server gets syncguard's answer.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_EVAL_TIMEOUT_MS",
+        default_value_t = 2000
+    )]
+    pub eval_timeout_ms: u64,
+
+    /// The policy engine's own deadline per object (checked between evaluation steps; a runaway
+    /// rule can take about twice this).
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_RULE_DEADLINE_MS",
+        default_value_t = 250
+    )]
+    pub rule_deadline_ms: u64,
+
+    /// Concurrent evaluations (0: one per CPU).
+    #[arg(long, value_name = "N", env = "SYNCGUARD_WORKERS", default_value_t = 0)]
+    pub workers: usize,
+
+    /// After SIGTERM keep serving this long with readiness 503, so Kubernetes stops routing
+    /// reviews here before connections close.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_SHUTDOWN_DELAY_MS",
+        default_value_t = 0
+    )]
+    pub shutdown_delay_ms: u64,
+
+    /// Then give in-flight reviews at most this long to finish.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_SHUTDOWN_TIMEOUT_MS",
+        default_value_t = 10_000
+    )]
+    pub shutdown_timeout_ms: u64,
+
+    /// Re-check the watched directories this often even without file events.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        env = "SYNCGUARD_POLL_INTERVAL",
+        default_value_t = 60
+    )]
+    pub poll_interval: u64,
+
+    /// Log format: auto (pretty on a terminal, JSON otherwise), json or pretty. Levels come
+    /// from RUST_LOG / SYNCGUARD_LOG (default info).
+    #[arg(long, value_enum, env = "SYNCGUARD_LOG_FORMAT", default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+}
+
+/// `--on-error`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum OnErrorArg {
+    /// Admit the object with a warning that it was not fully checked.
+    Allow,
+    /// Reject the object.
+    Deny,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Pretty on a terminal, JSON otherwise (in a cluster).
+    Auto,
+    /// One JSON object per line.
+    Json,
+    /// Human-readable.
+    Pretty,
+}
+
+/// `syncguard certs`.
+#[derive(Debug, Args)]
+pub struct CertsArgs {
+    /// Output directory (created if missing).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// A DNS name or IP address the serving certificate is valid for (repeatable), e.g.
+    /// syncguard.syncguard.svc, localhost, 127.0.0.1.
+    #[arg(long = "dns", value_name = "NAME", required = true)]
+    pub dns: Vec<String>,
+
+    /// Validity of the serving certificate in days.
+    #[arg(long, value_name = "N", default_value_t = 365)]
+    pub days: u32,
+
+    /// Make a new CA even if DIR already has one (clients must then trust the new ca.crt).
+    #[arg(long)]
+    pub new_ca: bool,
 }
 
 /// `syncguard determinism`.

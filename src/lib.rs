@@ -16,15 +16,18 @@
 //! - [`determinism`]: SG302 — run a render command several times and report every field that
 //!   differs between the outputs, with `file:line` in the first one.
 //! - [`output`]: human and machine renderings of a plan and of a check report.
-//! - [`webhook`]: `syncguard serve` — AdmissionReview in, deny / warnings / JSON patch out.
+//! - [`webhook`]: `syncguard serve` — AdmissionReview in, deny / warnings / JSON patch out;
+//!   [`certs`]: development certificates for it; [`metrics`]: its Prometheus metrics.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
+pub mod certs;
 pub mod cli;
 pub mod command;
 pub mod determinism;
 pub mod evaluate;
 pub mod finding;
 pub mod manifest;
+pub mod metrics;
 pub mod model;
 pub mod mutate;
 pub mod output;

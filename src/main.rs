@@ -21,6 +21,8 @@ fn main() -> ExitCode {
         Command::Inputs(args) => command::inputs::run(args, &mut out),
         Command::Check(args) => command::check::run(args, is_terminal, &mut out),
         Command::Determinism(args) => command::determinism::run(args, is_terminal, &mut out),
+        Command::Serve(args) => command::serve::run(args),
+        Command::Certs(args) => command::certs::run(args, &mut out),
     };
     let result = result.and_then(|outcome| Ok(out.flush().map(|()| outcome)?));
     match result {

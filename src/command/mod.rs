@@ -1,10 +1,12 @@
 //! The CLI commands: each turns parsed arguments into output and an exit status. They are in the
 //! library (not `main.rs`) so that integration tests can drive them without a process.
 
+pub mod certs;
 pub mod check;
 pub mod determinism;
 pub mod inputs;
 pub mod plan;
+pub mod serve;
 pub mod test;
 
 /// How a command ended, mapped to the process exit code by `main`.

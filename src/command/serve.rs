@@ -1,0 +1,105 @@
+//! `syncguard serve`: flags → [`webhook::Config`], logging, signals, and the server's life.
+
+use std::io::IsTerminal;
+use std::time::Duration;
+
+use crate::cli::{LogFormat, OnErrorArg, ServeArgs};
+use crate::policy::builtin::PolicySource;
+use crate::webhook::{self, FailureMode};
+
+use super::Outcome;
+
+/// Validates the flags into the server configuration.
+pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
+    if args.eval_timeout_ms == 0 {
+        anyhow::bail!("--eval-timeout-ms must be at least 1");
+    }
+    if args.poll_interval == 0 {
+        anyhow::bail!("--poll-interval must be at least 1 second");
+    }
+    Ok(webhook::Config {
+        listen: args.listen,
+        probe_listen: args.probe_listen,
+        cert_dir: args.cert_dir.clone(),
+        policies: PolicySource::from_arg(args.policies.clone()),
+        app_context: args.app_context.clone(),
+        on_error: match args.on_error {
+            OnErrorArg::Allow => FailureMode::Allow,
+            OnErrorArg::Deny => FailureMode::Deny,
+        },
+        eval_timeout: Duration::from_millis(args.eval_timeout_ms),
+        rule_deadline: Duration::from_millis(args.rule_deadline_ms.max(1)),
+        workers: args.workers,
+        shutdown_delay: Duration::from_millis(args.shutdown_delay_ms),
+        shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
+        poll_interval: Duration::from_secs(args.poll_interval),
+        ..webhook::Config::default()
+    })
+}
+
+/// Runs the webhook until SIGTERM or SIGINT.
+pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
+    init_logging(args.log_format);
+    let config = config(args)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("syncguard")
+        .build()?;
+    runtime.block_on(webhook::serve(config, shutdown_signal()))?;
+    Ok(Outcome::Clean)
+}
+
+/// Completes on SIGTERM (Kubernetes stopping the pod) or SIGINT (Ctrl-C).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!(signal = "SIGINT", "shutdown requested"),
+        () = term => tracing::info!(signal = "SIGTERM", "shutdown requested"),
+    }
+}
+
+/// Structured logs on stderr: JSON in a cluster (one object per line, for log pipelines), pretty
+/// on a terminal. Levels from `SYNCGUARD_LOG`, else `RUST_LOG`, else `info`.
+pub fn init_logging(format: LogFormat) {
+    use tracing_subscriber::EnvFilter;
+    let filter = std::env::var("SYNCGUARD_LOG")
+        .ok()
+        .and_then(|v| EnvFilter::try_new(v).ok())
+        .or_else(|| EnvFilter::try_from_default_env().ok())
+        .unwrap_or_else(|| EnvFilter::new("info"));
+    let json = match format {
+        LogFormat::Json => true,
+        LogFormat::Pretty => false,
+        LogFormat::Auto => !std::io::stderr().is_terminal(),
+    };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    // A second initialisation (tests) is harmless; keep the first.
+    let _ = if json {
+        builder
+            .json()
+            .flatten_event(true)
+            .with_current_span(false)
+            .try_init()
+    } else {
+        builder
+            .with_ansi(std::io::stderr().is_terminal())
+            .try_init()
+    };
+}

@@ -1,0 +1,253 @@
+//! HTTP: routes, the body limit, worker slots and the deadline around [`super::service`].
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State as Extract;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use http_body_util::BodyExt as _;
+
+use super::response::{Failure, Reviewed};
+use super::review::AdmissionRequest;
+use super::service::{
+    Endpoint, decode, encode, error_body, needs_evaluation, record, record_bad_request, review,
+};
+use super::state::State;
+
+/// Bodies up to this many times the limit are read and discarded before the 413 is sent, so the
+/// client (which is still sending) reliably receives the answer instead of a connection reset.
+/// Larger ones are refused without reading and the connection is closed.
+const DRAIN_FACTOR: usize = 4;
+
+/// The webhook router: `POST /validate`, `POST /mutate`, and the probes and metrics. Usable
+/// in-process (tests, benchmarks) without TLS: `router(state).oneshot(request)`.
+pub fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/validate", post(validate))
+        .route("/mutate", post(mutate))
+        .route("/livez", get(livez))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+/// Only `GET /livez`, `GET /readyz` and `GET /metrics`, for the optional plain-HTTP probe port
+/// (kubelet probes and Prometheus scrapes then need no TLS configuration).
+pub fn probe_router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/livez", get(livez))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+async fn validate(Extract(state): Extract<Arc<State>>, headers: HeaderMap, body: Body) -> Response {
+    admission(state, Endpoint::Validate, &headers, body).await
+}
+
+async fn mutate(Extract(state): Extract<Arc<State>>, headers: HeaderMap, body: Body) -> Response {
+    admission(state, Endpoint::Mutate, &headers, body).await
+}
+
+async fn admission(
+    state: Arc<State>,
+    endpoint: Endpoint,
+    headers: &HeaderMap,
+    body: Body,
+) -> Response {
+    let limit = state.options().body_limit;
+    let bytes = match read_body(body, headers, limit).await {
+        Ok(b) => b,
+        Err(BodyError::TooLarge { drained }) => {
+            let message = format!(
+                "the AdmissionReview exceeds syncguard's body limit of {limit} bytes ({} MiB); \
+                 the API server sends at most ~3 MiB objects, twice on UPDATE",
+                limit / (1024 * 1024)
+            );
+            record_bad_request(&state, endpoint, "too_large", &message);
+            let mut response = text(StatusCode::PAYLOAD_TOO_LARGE, &message);
+            if !drained {
+                response
+                    .headers_mut()
+                    .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            }
+            return response;
+        }
+        Err(BodyError::Read(e)) => {
+            let message = format!("cannot read the body: {e}");
+            record_bad_request(&state, endpoint, "bad_request", &message);
+            return text(StatusCode::BAD_REQUEST, &message);
+        }
+    };
+    let request = match decode(&bytes) {
+        Ok(r) => Arc::new(r),
+        Err(bad) => {
+            record_bad_request(&state, endpoint, "bad_request", &bad.message);
+            return text(StatusCode::BAD_REQUEST, &bad.message);
+        }
+    };
+    drop(bytes);
+    let started = Instant::now();
+    let reviewed = evaluate(&state, endpoint, request.clone()).await;
+    record(&state, endpoint, &request, &reviewed, started);
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        encode(&reviewed),
+    )
+        .into_response()
+}
+
+/// Runs [`review`] on a blocking thread, holding a worker slot, within the deadline. A deadline
+/// overrun or a panic is answered by the failure mode; the evaluation itself cannot be
+/// cancelled, but it keeps its slot until it finishes (and regorus's own deadline stops a runaway
+/// rule), so overruns cannot pile up unbounded work.
+async fn evaluate(
+    state: &Arc<State>,
+    endpoint: Endpoint,
+    request: Arc<AdmissionRequest>,
+) -> Reviewed {
+    let snapshot = state.snapshot();
+    let mode = snapshot.on_error;
+    if !needs_evaluation(&request) {
+        return review(&snapshot, endpoint, &request);
+    }
+    let _inflight = Inflight::new(state);
+    let timeout = state.options().eval_timeout;
+    let workers = state.workers().clone();
+    let uid = request.uid.clone();
+    let work = async move {
+        let permit = workers.acquire_owned().await.map_err(|_| Failure {
+            reason: "internal",
+            message: "the worker pool is closed".into(),
+        })?;
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let _entered = span.enter();
+            review(&snapshot, endpoint, &request)
+        })
+        .await
+        .map_err(|e| Failure {
+            reason: "internal",
+            message: format!("the evaluation failed: {e}"),
+        })
+    };
+    match tokio::time::timeout(timeout, work).await {
+        Ok(Ok(reviewed)) => reviewed,
+        Ok(Err(failure)) => Reviewed::failed(&uid, mode, failure),
+        Err(_) => Reviewed::failed(
+            &uid,
+            mode,
+            Failure {
+                reason: "timeout",
+                message: format!(
+                    "the evaluation did not finish within its {} ms deadline",
+                    timeout.as_millis()
+                ),
+            },
+        ),
+    }
+}
+
+/// Counts a review in `syncguard_inflight_reviews` for as long as it lives — also when the
+/// client goes away and the handler future is dropped mid-review.
+struct Inflight(Arc<State>);
+
+impl Inflight {
+    fn new(state: &Arc<State>) -> Self {
+        state.metrics().inflight.inc();
+        Self(state.clone())
+    }
+}
+
+impl Drop for Inflight {
+    fn drop(&mut self) {
+        self.0.metrics().inflight.dec();
+    }
+}
+
+enum BodyError {
+    /// Over the limit; `drained` says whether the rest of the body was read (so the connection
+    /// can stay open).
+    TooLarge {
+        drained: bool,
+    },
+    Read(String),
+}
+
+async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, BodyError> {
+    let drain_limit = limit.saturating_mul(DRAIN_FACTOR);
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > drain_limit) {
+        return Err(BodyError::TooLarge { drained: false });
+    }
+    let mut body = body;
+    let mut buffer: Vec<u8> = Vec::with_capacity(declared.unwrap_or(0).min(limit));
+    let mut received = 0usize;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|e| BodyError::Read(e.to_string()))?;
+        let Ok(data) = frame.into_data() else {
+            continue;
+        };
+        received = received.saturating_add(data.len());
+        if received > drain_limit {
+            return Err(BodyError::TooLarge { drained: false });
+        }
+        if received <= limit {
+            buffer.extend_from_slice(&data);
+        }
+    }
+    if received > limit {
+        return Err(BodyError::TooLarge { drained: true });
+    }
+    Ok(Bytes::from(buffer))
+}
+
+fn text(status: StatusCode, message: &str) -> Response {
+    (
+        status,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; charset=utf-8"),
+        )],
+        error_body(message),
+    )
+        .into_response()
+}
+
+async fn livez() -> Response {
+    text(StatusCode::OK, "ok")
+}
+
+async fn readyz(Extract(state): Extract<Arc<State>>) -> Response {
+    match state.not_ready_reason() {
+        None => text(StatusCode::OK, "ok"),
+        Some(reason) => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &format!("not ready: {reason}"),
+        ),
+    }
+}
+
+async fn metrics(Extract(state): Extract<Arc<State>>) -> Response {
+    (
+        StatusCode::OK,
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+        )],
+        state.metrics().encode(),
+    )
+        .into_response()
+}

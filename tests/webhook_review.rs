@@ -1,0 +1,216 @@
+//! The admission logic in-process, without sockets: recorded AdmissionReview bodies through
+//! `webhook::handle_review`, the entry point fuzzers and benchmarks use.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+use syncguard::metrics::Metrics;
+use syncguard::policy::builtin::PolicySource;
+use syncguard::webhook::{
+    AppContext, Endpoint, ManifestContext, NoContext, ReviewOptions, State, handle_review,
+    load_policies,
+};
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/admission")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn state(context: Arc<dyn AppContext>) -> Arc<State> {
+    let policies = load_policies(&PolicySource::Builtin, Duration::from_millis(250)).unwrap();
+    State::new(
+        policies,
+        context,
+        ReviewOptions::default(),
+        1,
+        Arc::new(Metrics::new()),
+    )
+}
+
+fn seed_context() -> Arc<dyn AppContext> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/seed-incident");
+    Arc::new(ManifestContext::load(&dir).unwrap())
+}
+
+fn answer(state: &State, endpoint: Endpoint, body: &[u8]) -> Value {
+    let (status, bytes) = handle_review(state, endpoint, body);
+    assert_eq!(status.as_u16(), 200, "{}", String::from_utf8_lossy(&bytes));
+    let review: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(review["apiVersion"], "admission.k8s.io/v1");
+    assert_eq!(review["kind"], "AdmissionReview");
+    review["response"].clone()
+}
+
+fn uid_of(body: &[u8]) -> String {
+    let v: Value = serde_json::from_slice(body).unwrap();
+    v["request"]["uid"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn the_seed_job_is_denied_with_sg201_when_its_app_context_is_known() {
+    let state = state(seed_context());
+    let body = fixture("seed-job-create.json");
+    let response = answer(&state, Endpoint::Validate, &body);
+    assert_eq!(response["uid"], uid_of(&body));
+    assert_eq!(response["allowed"], false);
+    assert_eq!(response["status"]["code"], 403);
+    let message = response["status"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with("SG201: Job orders/db-migrate"),
+        "{message}"
+    );
+    assert!(message.contains("Fix:"), "{message}");
+    assert!(message.contains("docs/rules/SG201.md"), "{message}");
+    assert!(
+        response["auditAnnotations"]["SG201"]
+            .as_str()
+            .unwrap()
+            .starts_with("deny: ")
+    );
+    println!("{}", serde_json::to_string_pretty(&response).unwrap());
+}
+
+#[test]
+fn the_seed_job_is_only_warned_about_without_app_context() {
+    let state = state(Arc::new(NoContext));
+    let response = answer(&state, Endpoint::Validate, &fixture("seed-job-create.json"));
+    assert_eq!(response["allowed"], true);
+    let warnings: Vec<&str> = response["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    println!("{warnings:#?}");
+    assert!(
+        warnings[0].contains("no Application context for Job/db-migrate"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.iter().any(|w| w.starts_with("SG103: ")),
+        "{warnings:?}"
+    );
+    assert!(warnings.iter().all(|w| w.len() <= 120));
+}
+
+#[test]
+fn dry_run_requests_get_the_same_answer() {
+    let state = state(seed_context());
+    let mut normal = answer(&state, Endpoint::Validate, &fixture("seed-job-create.json"));
+    let mut dry = answer(
+        &state,
+        Endpoint::Validate,
+        &fixture("seed-job-create-dryrun.json"),
+    );
+    normal["uid"] = json!("");
+    dry["uid"] = json!("");
+    assert_eq!(normal, dry);
+}
+
+#[test]
+fn a_hook_job_without_a_deadline_is_patched_once() {
+    let state = state(Arc::new(NoContext));
+    let body = fixture("hook-job-no-deadline.json");
+    let response = answer(&state, Endpoint::Mutate, &body);
+    assert_eq!(response["allowed"], true);
+    assert_eq!(response["patchType"], "JSONPatch");
+    let patch = base64::engine::general_purpose::STANDARD
+        .decode(response["patch"].as_str().unwrap())
+        .unwrap();
+    let patch: json_patch::Patch = serde_json::from_slice(&patch).unwrap();
+    let mut review: Value = serde_json::from_slice(&body).unwrap();
+    json_patch::patch(&mut review["request"]["object"], &patch).unwrap();
+    assert_eq!(
+        review["request"]["object"]["spec"]["activeDeadlineSeconds"],
+        900
+    );
+    // The API server's default backoffLimit (6) is the user's value as far as we can tell.
+    assert_eq!(review["request"]["object"]["spec"]["backoffLimit"], 6);
+    println!("{}", serde_json::to_string_pretty(&response).unwrap());
+
+    // reinvocationPolicy: IfNeeded — the patched object comes back and needs nothing more.
+    let again = answer(
+        &state,
+        Endpoint::Mutate,
+        &serde_json::to_vec(&review).unwrap(),
+    );
+    assert_eq!(again["allowed"], true);
+    assert!(
+        again.get("patch").is_none() && again.get("patchType").is_none(),
+        "{again}"
+    );
+}
+
+/// Ad-hoc latency of one review in-process (decode + evaluate + encode), for the record:
+/// `cargo test --release --test webhook_review -- --ignored --nocapture`. The load benchmark
+/// over TLS lives with the benchmarks.
+#[test]
+#[ignore = "timing; run in release"]
+fn latency_of_one_review_in_process() {
+    let cases = [
+        (
+            "seed Job, /validate, with app context",
+            Endpoint::Validate,
+            "seed-job-create.json",
+            true,
+        ),
+        (
+            "seed Job, /validate, no context",
+            Endpoint::Validate,
+            "seed-job-create.json",
+            false,
+        ),
+        (
+            "hook Job, /mutate",
+            Endpoint::Mutate,
+            "hook-job-no-deadline.json",
+            false,
+        ),
+        (
+            "ConfigMap, /validate",
+            Endpoint::Validate,
+            "configmap-clean.json",
+            false,
+        ),
+        (
+            "Deployment UPDATE, /validate",
+            Endpoint::Validate,
+            "deployment-update.json",
+            false,
+        ),
+    ];
+    for (label, endpoint, name, with_context) in cases {
+        let ctx: Arc<dyn AppContext> = if with_context {
+            seed_context()
+        } else {
+            Arc::new(NoContext)
+        };
+        let state = state(ctx);
+        let body = fixture(name);
+        for _ in 0..200 {
+            handle_review(&state, endpoint, &body);
+        }
+        let mut times: Vec<Duration> = (0..2000)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                let (status, _) = handle_review(&state, endpoint, &body);
+                let e = t.elapsed();
+                assert_eq!(status.as_u16(), 200);
+                e
+            })
+            .collect();
+        times.sort();
+        let p = |q: f64| times[((times.len() as f64 - 1.0) * q) as usize].as_micros();
+        println!(
+            "{label:45} p50 {:>5} µs  p99 {:>5} µs  max {:>6} µs",
+            p(0.5),
+            p(0.99),
+            p(1.0)
+        );
+    }
+}
