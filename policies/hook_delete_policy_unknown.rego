@@ -70,12 +70,20 @@ _meaning(value) := "succeeded" if {
 	startswith(_normalize(value), "before")
 }
 
+# Three mutually exclusive cases rather than an else-chain: regorus's bytecode VM returns
+# undefined for `else := x` after a body that indexes a missing key, which would silence SG106
+# for values with no likely meaning (e.g. "OnSuccess").
 _fix(value, style) := sprintf("Use \"%s\" (values are case-sensitive).", [s]) if {
 	s := _spelling[_meaning(value)][style]
 	lower(s) == lower(value)
-} else := sprintf("Did you mean \"%s\"?", [s]) if {
+}
+
+_fix(value, style) := sprintf("Did you mean \"%s\"?", [s]) if {
 	s := _spelling[_meaning(value)][style]
-} else := _hint[style]
+	lower(s) != lower(value)
+}
+
+_fix(value, style) := _hint[style] if not _meaning(value)
 
 _normalize(value) := lower(replace(replace(replace(value, "-", ""), "_", ""), " ", ""))
 

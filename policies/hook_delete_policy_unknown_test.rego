@@ -187,3 +187,17 @@ test_meta_follows_the_contract if {
 	rule.meta.action == "deny"
 	rule.meta.docs == "docs/rules/SG106.md"
 }
+
+# Regression: a value with no likely meaning still gets a finding with the generic hint (the
+# bytecode VM once returned undefined for the else-branch and dropped the whole violation).
+test_value_without_a_likely_meaning_gets_the_generic_hint if {
+	r := review(
+		migration_job({"argocd.argoproj.io/hook-delete-policy": "OnSuccess"}),
+		facts({"invalid_delete_policies": ["OnSuccess"]}),
+	)
+	v := rule.violations with input as r
+	count(v) == 1
+	some x in v
+	x.path == argo_path
+	endswith(x.msg, "Use HookSucceeded, HookFailed or BeforeHookCreation (case-sensitive).")
+}

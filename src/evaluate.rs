@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
 use crate::finding::{Finding, Report};
@@ -93,6 +94,8 @@ struct AppView<'a> {
     tasks: Vec<Vec<Value>>,
     /// Per member: resolved references.
     refs: Vec<Vec<(Reference, Resolution)>>,
+    /// PostSync hook tasks in the plan (`input.plan.postsync_hooks`), counted once.
+    postsync_hooks: usize,
     /// Reverse references, built on first use (see [`AppView::dependents_index`]).
     dependents: OnceLock<HashMap<usize, Vec<(usize, usize)>>>,
 }
@@ -157,9 +160,15 @@ pub fn build_inputs(
             facts,
             options,
         );
-        for (local, &global) in view.members.iter().enumerate() {
+        // The documents are independent: build them on every core.
+        view.dependents_index();
+        let docs: Vec<Value> = (0..view.members.len())
+            .into_par_iter()
+            .map(|local| view.input_for(local, options))
+            .collect();
+        for (doc, &global) in docs.into_iter().zip(view.members.iter()) {
             if let Some(slot) = inputs.get_mut(global) {
-                *slot = view.input_for(local, options);
+                *slot = doc;
             }
             if let Some(slot) = app_names.get_mut(global) {
                 slot.clone_from(&view.name);
@@ -205,6 +214,10 @@ impl<'a> AppView<'a> {
         let plan = plan(&input);
         let tasks = task_entries(&plan, objects.len());
         let refs = resolve_all(&objects, Some(&destination_namespace));
+        let postsync_hooks = plan
+            .tasks()
+            .filter(|t| t.is_hook && t.phase == SyncPhase::PostSync)
+            .count();
         Self {
             name,
             application,
@@ -214,6 +227,7 @@ impl<'a> AppView<'a> {
             plan,
             tasks,
             refs,
+            postsync_hooks,
             dependents: OnceLock::new(),
         }
     }
@@ -238,9 +252,7 @@ impl<'a> AppView<'a> {
             json!({
                 "tasks": self.tasks.get(i).cloned().unwrap_or_default(),
                 "steps": self.plan.steps.len(),
-                "postsync_hooks": self.plan.tasks()
-                    .filter(|t| t.is_hook && t.phase == SyncPhase::PostSync)
-                    .count(),
+                "postsync_hooks": self.postsync_hooks,
             }),
         );
         let refs: Vec<Value> = self
