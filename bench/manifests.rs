@@ -4,8 +4,8 @@
 //!
 //! The stream mixes what real apps render, in a cycle of ten objects: a Namespace, two
 //! ConfigMaps, a Secret, a PreSync hook Job, two Services and three Deployments (with env and
-//! volume references to the ConfigMaps and Secret), spread over waves -2..4. About one object in
-//! sixteen carries a problem the built-in rules report (seed-000 style hook Jobs without a
+//! volume references to the ConfigMaps and Secret), spread over waves -2..4. Six objects in a
+//! hundred carry a problem the built-in rules report (seed-000 style hook Jobs without a
 //! deadline and with `restartPolicy: OnFailure`, unknown hook and delete-policy values,
 //! `generateName` hooks that accumulate, non-integer sync waves, a delete policy on a non-hook),
 //! so the benchmarks also pay for building findings, not only for clean objects.
