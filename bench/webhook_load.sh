@@ -350,6 +350,8 @@ fi
 
 # Start-up on its own: N fresh starts per server, pinned, nothing else running from this script.
 READY_ROWS=()
+# min / median / max of the arguments.
+stats() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { printf "%s / %s / %s", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
 ready_series() {
   local kind=$1 listen=() ready=() i
   for i in $(seq 1 "$READY_RUNS"); do
@@ -357,8 +359,6 @@ ready_series() {
     listen+=("$LISTEN_MS"); ready+=("$READY_MS")
     stop_server
   done
-  local stats
-  stats() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { printf "%s / %s / %s", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
   READY_ROWS+=("| $kind | $READY_RUNS | $(stats "${listen[@]}") ms | $(stats "${ready[@]}") ms |")
   log "$kind start-up x$READY_RUNS: listening $(stats "${listen[@]}") ms, ready $(stats "${ready[@]}") ms (min/median/max)"
 }
