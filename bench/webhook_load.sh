@@ -18,6 +18,8 @@
 #   --no-unpinned     skip the unpinned repeat of the three saturated targets
 #   --no-light        skip the 1-connection (unloaded latency) runs
 #   --per-review      also run /validate with one review kind at a time (1 connection, pinned)
+#   --ready-runs N    start each server N more times without load, pinned, for the start-up
+#                     figures (min/median/max; 10, 0 to skip)
 #   --skip-build      use the existing release binaries   --keep   keep the temp dir (logs, wrk output)
 #
 # Needs: cargo, curl, awk, taskset (util-linux), wrk (installed with apt-get when missing), 2 CPUs.
@@ -32,6 +34,7 @@ CONNECTIONS=32
 UNPINNED=1
 LIGHT=1
 PER_REVIEW=0
+READY_RUNS=10
 BUILD=1
 KEEP=0
 OUT=""
@@ -47,10 +50,11 @@ while [[ $# -gt 0 ]]; do
     --no-unpinned) UNPINNED=0; shift ;;
     --no-light) LIGHT=0; shift ;;
     --per-review) PER_REVIEW=1; shift ;;
+    --ready-runs) READY_RUNS=$2; shift 2 ;;
     --skip-build) BUILD=0; shift ;;
     --keep) KEEP=1; shift ;;
     --out) OUT=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "webhook_load.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -303,7 +307,11 @@ measure() {
     local ep=${path#/}
     read -r evals sp50 sp99 smean le1 < <(histogram_stats "$WORK/$name.before" "$WORK/$name.after" "$ep")
     sp50=$(fmt_s "$sp50"); sp99=$(fmt_s "$sp99"); smean=$(fmt_s "$smean")
-    le1=$(awk -v x="$le1" 'BEGIN { printf "%.2f%%", x * 100 }')
+    if [[ $evals -gt 0 ]]; then
+      le1=$(awk -v x="$le1" 'BEGIN { printf "%.2f%%", x * 100 }')
+    else
+      le1="– (none evaluated)"
+    fi
   fi
   local pinlabel="CPU $SERVER_CPU"; [[ $pin == unpinned ]] && pinlabel="unpinned"
   ROWS+=("| $label | $pinlabel | ${threads}/${conns} | $(printf '%.0f' "$rps") | $(fmt_us "$p50") | $(fmt_us "$p99") | $sp50 | $sp99 | $smean | $le1 | $(awk -v k="$hwm" 'BEGIN { printf "%.1f MiB", k / 1024 }') | $cpu | $LISTEN_MS / $READY_MS ms | $(( non2xx + sockerr )) |")
@@ -340,6 +348,25 @@ if [[ $PER_REVIEW -eq 1 ]]; then
   MIX_LABEL=""
 fi
 
+# Start-up on its own: N fresh starts per server, pinned, nothing else running from this script.
+READY_ROWS=()
+# min / median / max of the arguments.
+stats() { printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 } END { printf "%s / %s / %s", v[1], v[int((NR + 1) / 2)], v[NR] }'; }
+ready_series() {
+  local kind=$1 listen=() ready=() i
+  for i in $(seq 1 "$READY_RUNS"); do
+    start_server "$kind" pinned "$kind-ready-$i"
+    listen+=("$LISTEN_MS"); ready+=("$READY_MS")
+    stop_server
+  done
+  READY_ROWS+=("| $kind | $READY_RUNS | $(stats "${listen[@]}") ms | $(stats "${ready[@]}") ms |")
+  log "$kind start-up x$READY_RUNS: listening $(stats "${listen[@]}") ms, ready $(stats "${ready[@]}") ms (min/median/max)"
+}
+if [[ $READY_RUNS -gt 0 ]]; then
+  ready_series syncguard
+  ready_series floor
+fi
+
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
 report() {
@@ -356,6 +383,14 @@ report() {
   echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   printf '%s\n' "${ROWS[@]}"
   echo
+  if [[ ${#READY_ROWS[@]} -gt 0 ]]; then
+    echo "Start-up, pinned to CPU $SERVER_CPU, no load (min / median / max):"
+    echo
+    echo "| server | starts | spawn → TLS port listening | spawn → first GET /readyz 200 (incl. one curl) |"
+    echo "|---|---:|---:|---:|"
+    printf '%s\n' "${READY_ROWS[@]}"
+    echo
+  fi
   echo "server p50/p99/mean: syncguard_evaluation_duration_seconds bucket deltas over the measured window"
   echo "(evaluated reviews only — the DELETE is admitted without evaluation; includes the wait for a worker slot)."
 }
