@@ -127,6 +127,17 @@ pub fn build_inputs(
     resources: &[Resource],
     options: &EvaluateOptions,
 ) -> (Vec<Value>, Vec<Option<String>>) {
+    build_inputs_for(resources, options, None)
+}
+
+/// [`build_inputs`], restricted to the object at `only` when given: the other slots stay
+/// `Null` and only the owning Application's view is built. The admission path needs one
+/// document out of its app's whole set; building all of them would cost O(app) per request.
+fn build_inputs_for(
+    resources: &[Resource],
+    options: &EvaluateOptions,
+    only: Option<usize>,
+) -> (Vec<Value>, Vec<Option<String>>) {
     let all_facts: Vec<SyncFacts> = resources.iter().map(SyncFacts::of).collect();
     let groups = group_by_app(resources, &all_facts);
     let whole = groups.len() == 1;
@@ -135,6 +146,9 @@ pub fn build_inputs(
     let mut facts_by_index: Vec<Option<SyncFacts>> = all_facts.into_iter().map(Some).collect();
 
     for group in groups {
+        if only.is_some_and(|i| !group.members.contains(&i)) {
+            continue;
+        }
         let objects: Cow<'_, [Resource]> = if whole {
             Cow::Borrowed(resources)
         } else {
@@ -164,7 +178,10 @@ pub fn build_inputs(
         view.dependents_index();
         let docs: Vec<Value> = (0..view.members.len())
             .into_par_iter()
-            .map(|local| view.input_for(local, options))
+            .map(|local| match only {
+                Some(i) if view.members.get(local) != Some(&i) => Value::Null,
+                _ => view.input_for(local, options),
+            })
             .collect();
         for (doc, &global) in docs.into_iter().zip(view.members.iter()) {
             if let Some(slot) = inputs.get_mut(global) {
@@ -448,7 +465,7 @@ pub fn build_admission_input(
     } else {
         let mut set: Vec<Resource> = app_context.iter().filter(|r| !same(r)).cloned().collect();
         set.push(object.clone());
-        let (mut inputs, _) = build_inputs(&set, &options);
+        let (mut inputs, _) = build_inputs_for(&set, &options, Some(set.len() - 1));
         inputs.pop().unwrap_or(Value::Null)
     };
     if let Value::Object(map) = &mut doc {
