@@ -18,6 +18,8 @@
 //! - [`output`]: human and machine renderings of a plan and of a check report.
 //! - [`webhook`]: `syncguard serve` — AdmissionReview in, deny / warnings / JSON patch out;
 //!   [`certs`]: development certificates for it; [`metrics`]: its Prometheus metrics.
+//! - [`reconciler`]: `syncguard reconcile` — stuck-sync and sync-loop diagnosis on live Argo CD
+//!   Applications, background audit into PolicyReports.
 //! - [`cli`]: command-line arguments; [`command`]: the commands behind them.
 
 pub mod certs;
@@ -33,4 +35,5 @@ pub mod mutate;
 pub mod output;
 pub mod plan;
 pub mod policy;
+pub mod reconciler;
 pub mod webhook;

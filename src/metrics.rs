@@ -1,5 +1,5 @@
-//! Prometheus metrics (OpenMetrics text on `GET /metrics`), shared by the webhook and, later, the
-//! reconciler.
+//! Prometheus metrics (OpenMetrics text on `GET /metrics`), shared by the webhook ([`Metrics`]) and
+//! the reconciler ([`ReconcilerMetrics`]).
 //!
 //! One [`Metrics`] value owns its own [`Registry`] — no global state — so tests can start several
 //! servers in one process and read each one's numbers. Label values are bounded: endpoints,
@@ -219,6 +219,167 @@ impl Metrics {
         self.reload_failures
             .get_or_create(&ReloadFailureLabels { what, reason })
             .inc();
+    }
+}
+
+/// Labels of reconciler metrics split by rule.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RuleLabels {
+    /// The rule id, e.g. `SG501`.
+    pub rule: String,
+}
+
+/// Labels of reconciler metrics split by outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    /// A fixed vocabulary per metric (documented on the metric).
+    pub outcome: &'static str,
+}
+
+/// Reconciler durations, in seconds: from a millisecond (one small Application) to minutes (a
+/// full audit of a large cluster).
+pub const RECONCILE_BUCKETS: [f64; 12] = [
+    0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0, 30.0, 120.0,
+];
+
+/// The reconciler's metrics (`syncguard reconcile`), in their own registry.
+pub struct ReconcilerMetrics {
+    registry: Registry,
+    /// Live findings (SG501–SG503 and audit) by rule, counted once per new finding (repeats of
+    /// an already reported finding are not counted).
+    pub findings: Family<RuleLabels, Counter>,
+    /// Findings open right now, by rule (set after every reconcile / audit).
+    pub open_findings: Family<RuleLabels, Gauge>,
+    /// Events: `emitted`, `deduplicated` (suppressed repeat), `failed`.
+    pub events: Family<OutcomeLabels, Counter>,
+    /// Application reconciles: `ok`, `error`.
+    pub reconciles: Family<OutcomeLabels, Counter>,
+    /// Time to reconcile one Application.
+    pub reconcile_seconds: Histogram,
+    /// Background audit runs: `ok`, `error`, `skipped` (not leader).
+    pub audits: Family<OutcomeLabels, Counter>,
+    /// Time for one full audit pass.
+    pub audit_seconds: Histogram,
+    /// PolicyReport writes: `applied`, `unchanged`, `deleted`, `failed`.
+    pub report_writes: Family<OutcomeLabels, Counter>,
+    /// Results left out of PolicyReports because of the per-report cap (last audit).
+    pub report_results_dropped: Gauge,
+    /// 1 while this replica holds the leader Lease.
+    pub leader: Gauge,
+    /// 1 when the Application watch has synced and the policies are loaded.
+    pub ready: Gauge,
+}
+
+impl std::fmt::Debug for ReconcilerMetrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReconcilerMetrics").finish_non_exhaustive()
+    }
+}
+
+impl Default for ReconcilerMetrics {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ReconcilerMetrics {
+    /// Creates and registers every metric.
+    pub fn new() -> Self {
+        let mut registry = Registry::with_prefix("syncguard");
+        let findings = Family::<RuleLabels, Counter>::default();
+        registry.register(
+            "live_findings",
+            "New live findings (stuck syncs, sync loops, leftover hooks, audit) by rule",
+            findings.clone(),
+        );
+        let open_findings = Family::<RuleLabels, Gauge>::default();
+        registry.register(
+            "open_live_findings",
+            "Live findings open right now, by rule",
+            open_findings.clone(),
+        );
+        let events = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "events",
+            "Kubernetes Events: emitted, deduplicated (suppressed repeats) or failed",
+            events.clone(),
+        );
+        let reconciles = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "application_reconciles",
+            "Application reconciles by outcome",
+            reconciles.clone(),
+        );
+        let reconcile_seconds = Histogram::new(RECONCILE_BUCKETS);
+        registry.register(
+            "application_reconcile_duration_seconds",
+            "Time to reconcile one Application",
+            reconcile_seconds.clone(),
+        );
+        let audits = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "audits",
+            "Background audit passes by outcome",
+            audits.clone(),
+        );
+        let audit_seconds = Histogram::new(RECONCILE_BUCKETS);
+        registry.register(
+            "audit_duration_seconds",
+            "Time for one background audit pass",
+            audit_seconds.clone(),
+        );
+        let report_writes = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "policyreport_writes",
+            "PolicyReport writes: applied, unchanged (skipped), deleted, failed",
+            report_writes.clone(),
+        );
+        let report_results_dropped = Gauge::default();
+        registry.register(
+            "policyreport_results_dropped",
+            "Results left out of PolicyReports by the per-report cap in the last audit",
+            report_results_dropped.clone(),
+        );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 while this replica holds the leader Lease",
+            leader.clone(),
+        );
+        let ready = Gauge::default();
+        registry.register(
+            "reconciler_ready",
+            "1 when the Application watch has synced and policies are loaded",
+            ready.clone(),
+        );
+        Self {
+            registry,
+            findings,
+            open_findings,
+            events,
+            reconciles,
+            reconcile_seconds,
+            audits,
+            audit_seconds,
+            report_writes,
+            report_results_dropped,
+            leader,
+            ready,
+        }
+    }
+
+    /// The OpenMetrics text exposition of every metric.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            out.push_str("# encoding error\n");
+        }
+        out
+    }
+
+    /// Counts one outcome of a labelled counter family.
+    pub fn count(family: &Family<OutcomeLabels, Counter>, outcome: &'static str) {
+        family.get_or_create(&OutcomeLabels { outcome }).inc();
     }
 }
 

@@ -1,0 +1,117 @@
+//! What the reconciler's tasks share.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tokio::sync::watch;
+
+use crate::metrics::ReconcilerMetrics;
+use crate::policy::PolicySet;
+use crate::policy::builtin::PolicySource;
+
+/// The reconciler's settings (from `syncguard reconcile` flags; every one has a sensible
+/// default so tests can start from [`Config::default`]).
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Namespaces whose Argo CD Applications are watched; empty = all namespaces.
+    pub app_namespaces: Vec<String>,
+    /// SG501: an operation Running longer than this is a stuck sync (default 20 min: the seed
+    /// team's alert after a 40-minute stall).
+    pub stuck_after: Duration,
+    /// SG502: the window in which repeated syncs of one Application count as a loop.
+    pub loop_window: Duration,
+    /// SG502: more than this many syncs (or OutOfSync↔Synced flips) within the window is a loop.
+    pub loop_syncs: u32,
+    /// SG503: more completed hook Jobs/Pods than this per Application is reported.
+    pub hook_threshold: usize,
+    /// A finding already reported (same Application, rule and cause) is not re-emitted as an
+    /// Event within this period.
+    pub event_dedup: Duration,
+    /// How often the background audit re-evaluates live objects (it also re-runs when the
+    /// policy set changes).
+    pub audit_interval: Duration,
+    /// Namespaces audited; empty = all except the excluded ones.
+    pub audit_namespaces: Vec<String>,
+    /// Namespaces never audited (kube-system and friends).
+    pub audit_exclude_namespaces: Vec<String>,
+    /// At most this many results per PolicyReport (the summary says how many were left out).
+    pub report_max_results: usize,
+    /// Where the policies come from (built-in or a watched directory).
+    pub policies: PolicySource,
+    /// Per-object policy deadline.
+    pub rule_deadline: Duration,
+    /// Leader election; `None` = act as the only writer (single replica, or tests).
+    pub lease: Option<LeaseConfig>,
+    /// Field manager for server-side apply and the Events' reporting controller.
+    pub field_manager: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            app_namespaces: Vec::new(),
+            stuck_after: Duration::from_secs(20 * 60),
+            loop_window: Duration::from_secs(30 * 60),
+            loop_syncs: 5,
+            hook_threshold: 10,
+            event_dedup: Duration::from_secs(60 * 60),
+            audit_interval: Duration::from_secs(10 * 60),
+            audit_namespaces: Vec::new(),
+            audit_exclude_namespaces: vec![
+                "kube-system".into(),
+                "kube-public".into(),
+                "kube-node-lease".into(),
+            ],
+            report_max_results: 200,
+            policies: PolicySource::Builtin,
+            rule_deadline: Duration::from_millis(250),
+            lease: None,
+            field_manager: "syncguard".into(),
+        }
+    }
+}
+
+/// The leader Lease.
+#[derive(Debug, Clone)]
+pub struct LeaseConfig {
+    /// Lease name (e.g. `syncguard-reconciler`).
+    pub name: String,
+    /// Lease namespace (the reconciler's own namespace).
+    pub namespace: String,
+    /// This replica's identity (the pod name).
+    pub identity: String,
+    /// How long a lease is valid without renewal.
+    pub duration: Duration,
+}
+
+/// Shared by every reconciler task.
+pub struct Context {
+    /// The API client.
+    pub client: kube::Client,
+    /// The settings.
+    pub config: Config,
+    /// Metrics (served on /metrics).
+    pub metrics: Arc<ReconcilerMetrics>,
+    /// The policy set in use; swapped on reload.
+    pub policies: Arc<ArcSwap<PolicySet>>,
+    /// `true` while this replica holds the leader Lease (always `true` without election).
+    /// Writers check it before every write.
+    pub leader: watch::Receiver<bool>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("config", &self.config)
+            .field("leader", &*self.leader.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// Whether this replica may write now.
+    pub fn is_leader(&self) -> bool {
+        *self.leader.borrow()
+    }
+}
