@@ -145,7 +145,9 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR", env = "SYNCGUARD_PROBE_LISTEN")]
     pub probe_listen: Option<std::net::SocketAddr>,
 
-    /// Directory with tls.crt and tls.key (a mounted kubernetes.io/tls Secret); watched.
+    /// Directory with tls.crt and tls.key (a mounted kubernetes.io/tls Secret); watched. When
+    /// the files are not there yet (a Secret still being issued) the server starts not ready and
+    /// begins serving when they appear; unusable files are an error.
     #[arg(
         long,
         value_name = "DIR",

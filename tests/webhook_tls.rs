@@ -373,3 +373,51 @@ async fn shutdown_turns_readiness_off_first_and_lets_in_flight_reviews_finish() 
         "the listener must be closed"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_a_certificate_the_server_starts_not_ready_and_serves_once_one_appears() {
+    let certs = tempfile::tempdir().unwrap();
+    let server = start(config(certs.path())).await;
+    let probes = server.probe_addr().unwrap();
+    let not_ready = probe(probes, "/readyz").await.unwrap();
+    assert_eq!(not_ready.status, 503);
+    assert!(
+        not_ready.text().contains("no serving certificate"),
+        "{}",
+        not_ready.text()
+    );
+    // Handshakes fail while there is no certificate (the probes keep answering).
+    let ca_dir = tempfile::tempdir().unwrap();
+    certs_with_binary(ca_dir.path());
+    let early = Client::new(&ca_dir.path().join("ca.crt"), server.tls_addr());
+    assert!(early.connect().await.is_err());
+
+    // The Secret arrives (written by `syncguard certs` into the watched directory).
+    certs_with_binary(certs.path());
+    eventually(
+        "readiness after the certificate appears",
+        Duration::from_secs(10),
+        || async { (probe(probes, "/readyz").await.ok()?.status == 200).then_some(()) },
+    )
+    .await;
+    let client = Client::new(&certs.path().join("ca.crt"), server.tls_addr());
+    let response = client
+        .post("/validate", &fixture("configmap-clean.json"))
+        .await
+        .unwrap()
+        .response();
+    assert_eq!(response["allowed"], true);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unusable_certificate_at_start_is_an_error_not_a_silent_wait() {
+    let certs = tempfile::tempdir().unwrap();
+    std::fs::write(certs.path().join("tls.crt"), "not a certificate").unwrap();
+    std::fs::write(certs.path().join("tls.key"), "not a key").unwrap();
+    let error = syncguard::webhook::start(config(certs.path()))
+        .await
+        .err()
+        .unwrap();
+    assert!(error.to_string().contains("tls.crt"), "{error}");
+}

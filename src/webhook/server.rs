@@ -139,7 +139,8 @@ impl std::fmt::Debug for Server {
 
 /// Starts the server: loads policies, context and certificate (failing fast if any is
 /// unusable), binds the listeners, starts serving and watching. Returns once it accepts
-/// connections; readiness is then 200.
+/// connections; readiness is then 200 — or 503 until the certificate appears, when the
+/// certificate directory has no `tls.crt`/`tls.key` yet.
 pub async fn start(config: Config) -> Result<Server, ServeError> {
     // rustls needs a process-wide provider for anything built without an explicit one; ours are
     // explicit, but libraries may not be. A second call (tests) is harmless.
@@ -194,10 +195,25 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         metrics.clone(),
     );
 
-    let (tls_config, info, pair) = tls::load(&config.cert_dir)?;
-    metrics.certificate_expiry.set(info.not_after as f64);
-    state.set_certificate_present(true);
-    tracing::info!(dir = %config.cert_dir.display(), serial = %info.serial, not_after = info.not_after, "serving certificate loaded");
+    // A missing certificate is not fatal: the server starts not-ready and the reloader picks the
+    // pair up when it appears (a Secret still being issued). An unusable one (garbage, key
+    // mismatch) is a configuration error and fails the start.
+    let (tls_config, first_seen) = match tls::load(&config.cert_dir) {
+        Ok((tls_config, info, pair)) => {
+            metrics.certificate_expiry.set(info.not_after as f64);
+            state.set_certificate_present(true);
+            tracing::info!(dir = %config.cert_dir.display(), serial = %info.serial, not_after = info.not_after, "serving certificate loaded");
+            (tls_config, Seen::Pair(pair_fingerprint(&pair)))
+        }
+        Err(e @ tls::TlsError::Missing { .. }) => {
+            tracing::warn!(error = %e, "no serving certificate yet; starting not ready and watching for it");
+            (
+                tls::placeholder_config()?,
+                Seen::Unreadable(e.metric_label()),
+            )
+        }
+        Err(e) => return Err(e.into()),
+    };
     let rustls = RustlsConfig::from_config(tls_config);
 
     // Bind everything before serving anything, so a failure leaves nothing running.
@@ -245,7 +261,7 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         state.clone(),
         config.clone(),
         rustls,
-        pair_fingerprint(&pair),
+        first_seen,
     )));
     if let (PolicySource::Dir(dir), Some(fp)) = (&config.policies, policy_fp) {
         reloaders.push(tokio::spawn(reload_policies(
@@ -365,11 +381,11 @@ enum Seen {
 
 /// Reloads the serving certificate when `tls.crt`/`tls.key` change. Connections already open
 /// keep their session; new handshakes get the new certificate.
-async fn reload_certificates(state: Arc<State>, config: Config, rustls: RustlsConfig, first: u64) {
+async fn reload_certificates(state: Arc<State>, config: Config, rustls: RustlsConfig, first: Seen) {
     let dir = config.cert_dir.clone();
     let mut watch = DirWatch::new(&dir, false, config.reload_debounce, config.poll_interval);
     let metrics = state.metrics().clone();
-    let mut last = Seen::Pair(first);
+    let mut last = first;
     while watch.changed().await.is_some() {
         let d = dir.clone();
         let Ok(read) = tokio::task::spawn_blocking(move || tls::read_pair(&d)).await else {

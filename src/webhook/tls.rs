@@ -159,6 +159,38 @@ pub fn server_config(
     Ok((Arc::new(config), info))
 }
 
+/// A configuration with no certificate: every handshake fails (the client sees a TLS alert)
+/// until the reloader swaps in a real pair. Lets the server start, bind and answer its probes
+/// (readiness 503 "no serving certificate") while the Secret is still being issued, e.g. by
+/// cert-manager right after install, instead of crash-looping.
+pub fn placeholder_config() -> Result<Arc<ServerConfig>, TlsError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_protocol_versions(&[&rustls::version::TLS13, &rustls::version::TLS12])
+        .map_err(|e| TlsError::Rejected {
+            dir: PathBuf::new(),
+            key_mismatch: false,
+            message: e.to_string(),
+        })?
+        .with_no_client_auth()
+        .with_cert_resolver(Arc::new(NoCertificate));
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// Resolves no certificate: see [`placeholder_config`].
+#[derive(Debug)]
+struct NoCertificate;
+
+impl rustls::server::ResolvesServerCert for NoCertificate {
+    fn resolve(
+        &self,
+        _hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        None
+    }
+}
+
 /// Reads and builds in one step.
 pub fn load(dir: &Path) -> Result<(Arc<ServerConfig>, CertInfo, PairBytes), TlsError> {
     let pair = read_pair(dir)?;
