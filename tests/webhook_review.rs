@@ -214,3 +214,99 @@ fn latency_of_one_review_in_process() {
         );
     }
 }
+
+/// A policy directory with one organisation rule that judges deletions only: deleting a Job
+/// annotated `example.com/protect: "true"` is refused.
+fn delete_rule_policies() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("protected_delete.rego"),
+        r#"package syncguard.rules.protected_delete
+
+meta := {
+	"id": "ORG001",
+	"title": "Protected object deleted",
+	"severity": "high",
+	"action": "deny",
+	"operations": ["DELETE"],
+}
+
+violations contains {"msg": msg, "path": "/metadata"} if {
+	input.operation == "DELETE"
+	input.resource.metadata.annotations["example.com/protect"] == "true"
+	msg := sprintf("%s is protected; remove the example.com/protect annotation first", [input.resource.metadata.name])
+}
+
+# Would fire on every object; must not, since the rule only declared DELETE.
+violations contains {"msg": "any operation", "path": "/metadata"} if {
+	input.operation != "DELETE"
+	input.resource.metadata.annotations["example.com/protect"] == "true"
+}
+"#,
+    )
+    .unwrap();
+    dir
+}
+
+fn protected(body: &[u8]) -> Vec<u8> {
+    let mut review: Value = serde_json::from_slice(body).unwrap();
+    for key in ["object", "oldObject"] {
+        let o = &mut review["request"][key];
+        if o.is_object() {
+            o["metadata"]["annotations"]["example.com/protect"] = json!("true");
+        }
+    }
+    serde_json::to_vec(&review).unwrap()
+}
+
+#[test]
+fn deletions_are_judged_only_when_a_rule_declares_delete_and_only_by_such_rules() {
+    let dir = delete_rule_policies();
+    let policies = load_policies(
+        &PolicySource::Dir(dir.path().into()),
+        Duration::from_millis(250),
+    )
+    .unwrap();
+    assert!(policies.judges_deletes());
+    let state = State::new(
+        policies,
+        Arc::new(NoContext),
+        ReviewOptions::default(),
+        1,
+        Arc::new(Metrics::new()),
+    );
+    let delete = protected(&fixture("job-delete.json"));
+    let response = answer(&state, Endpoint::Validate, &delete);
+    assert_eq!(response["allowed"], false, "{response}");
+    let message = response["status"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("ORG001") && message.contains("db-migrate is protected"),
+        "{message}"
+    );
+    // /mutate never patches a deletion.
+    assert_eq!(answer(&state, Endpoint::Mutate, &delete)["allowed"], true);
+    // The same object on CREATE: the rule did not declare CREATE, so it does not report.
+    let create = protected(&fixture("configmap-clean.json"));
+    let response = answer(&state, Endpoint::Validate, &create);
+    assert_eq!(response["allowed"], true, "{response}");
+    assert!(response.get("warnings").is_none(), "{response}");
+
+    // The built-in rules judge no deletion: DELETE is admitted without evaluation.
+    let builtin = state_with_builtin();
+    assert_eq!(
+        answer(&builtin, Endpoint::Validate, &delete)["allowed"],
+        true
+    );
+}
+
+fn state_with_builtin() -> Arc<State> {
+    let policies = load_policies(&PolicySource::Builtin, Duration::from_millis(250)).unwrap();
+    assert!(!policies.judges_deletes());
+    State::new(
+        policies,
+        Arc::new(NoContext),
+        ReviewOptions::default(),
+        1,
+        Arc::new(Metrics::new()),
+    )
+}

@@ -172,10 +172,88 @@ pub struct RuleMeta {
     /// `meta.docs`: where the rule is documented.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub docs: Option<String>,
+    /// `meta.operations`: which admission operations the rule judges (default CREATE and
+    /// UPDATE). `syncguard check` and the audit run the rules that judge CREATE or UPDATE.
+    #[serde(skip_serializing_if = "Operations::is_default")]
+    pub operations: Operations,
     /// The package, e.g. `syncguard.rules.hook_deadline` (empty for built-in pseudo-rules).
     pub package: String,
     /// The non-test files declaring the package.
     pub files: Vec<String>,
+}
+
+/// The admission operations a rule judges (`meta.operations`).
+///
+/// DELETE is opt-in: the webhook admits deletions without evaluating anything unless some rule
+/// of the set declares `"operations": ["DELETE", ...]` — then DELETE requests are evaluated with
+/// the object being deleted (`oldObject`) as `input.resource` and `input.operation == "DELETE"`,
+/// and only the rules that declared DELETE can report on them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Operations {
+    /// Judges CREATE requests.
+    pub create: bool,
+    /// Judges UPDATE requests.
+    pub update: bool,
+    /// Judges DELETE requests.
+    pub delete: bool,
+}
+
+impl Default for Operations {
+    fn default() -> Self {
+        Self {
+            create: true,
+            update: true,
+            delete: false,
+        }
+    }
+}
+
+impl Operations {
+    /// True for the default (CREATE and UPDATE).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// Whether the rule judges an input whose `input.operation` is `operation`: `CREATE`,
+    /// `UPDATE` or `DELETE` at admission; anything else (`CHECK`, `AUDIT`) is an object about
+    /// to be applied or already live, judged by CREATE/UPDATE rules.
+    pub fn includes(&self, operation: &str) -> bool {
+        match operation {
+            "CREATE" => self.create,
+            "UPDATE" => self.update,
+            "DELETE" => self.delete,
+            _ => self.create || self.update,
+        }
+    }
+
+    fn parse(value: Option<&Value>) -> Result<Self, String> {
+        let Some(value) = value else {
+            return Ok(Self::default());
+        };
+        let list = value.as_array().filter(|l| !l.is_empty()).ok_or_else(|| {
+            format!(
+                "meta.operations must be a non-empty list of CREATE, UPDATE, DELETE; got {value}"
+            )
+        })?;
+        let mut ops = Self {
+            create: false,
+            update: false,
+            delete: false,
+        };
+        for op in list {
+            match op.as_str() {
+                Some("CREATE") => ops.create = true,
+                Some("UPDATE") => ops.update = true,
+                Some("DELETE") => ops.delete = true,
+                _ => {
+                    return Err(format!(
+                        "meta.operations: unknown operation {op} (use CREATE, UPDATE, DELETE)"
+                    ));
+                }
+            }
+        }
+        Ok(ops)
+    }
 }
 
 /// What one rule concluded about one input document.
@@ -414,6 +492,7 @@ impl PolicySet {
                     .collect();
             }
         };
+        let operation = input_operation(&input);
         self.evaluator
             .evaluate(&input)
             .into_iter()
@@ -423,7 +502,15 @@ impl PolicySet {
                     verdict,
                 })
             })
+            // A rule only reports on the operations it declared (`meta.operations`).
+            .filter(|o| o.rule.operations.includes(&operation))
             .collect()
+    }
+
+    /// True when some rule declared `"DELETE"` in `meta.operations`; otherwise the webhook
+    /// admits deletions without evaluating them.
+    pub fn judges_deletes(&self) -> bool {
+        self.rules.iter().any(|r| r.operations.delete)
     }
 
     /// [`PolicySet::evaluate`] over many inputs on all cores (rayon's global pool); results are
@@ -445,6 +532,14 @@ impl PolicySet {
     /// see [`PolicySet::findings_for`].
     pub fn findings_from(&self, resource: &Resource, outcomes: Vec<RuleOutcome>) -> Vec<Finding> {
         resolve::findings(&self.config, &self.exemption_rule, resource, outcomes)
+    }
+}
+
+/// `input.operation` as a string (`CHECK` when absent).
+fn input_operation(input: &RegoValue) -> String {
+    match &input[&RegoValue::from("operation")] {
+        RegoValue::String(s) => s.to_string(),
+        _ => "CHECK".to_string(),
     }
 }
 
@@ -564,6 +659,7 @@ fn read_meta(value: &RegoValue, package: &str, files: &[String]) -> Result<RuleM
         action,
         why: text("why", false)?,
         docs: text("docs", false)?,
+        operations: Operations::parse(obj.get("operations"))?,
         package: package.to_string(),
         files: files.to_vec(),
     })
@@ -582,6 +678,7 @@ fn exemption_rule() -> RuleMeta {
                 .into(),
         ),
         docs: None,
+        operations: Operations::default(),
         package: String::new(),
         files: Vec::new(),
     }
@@ -624,5 +721,26 @@ mod tests {
                 .unwrap_err()
                 .contains("no `meta`")
         );
+    }
+
+    #[test]
+    fn meta_operations_default_to_create_and_update_and_reject_unknown_values() {
+        let base = json!({"id": "X1", "title": "t", "severity": "low", "action": "warn"});
+        let meta = read_meta(&RegoValue::from(base.clone()), "p", &[]).unwrap();
+        assert!(meta.operations.includes("CREATE") && meta.operations.includes("CHECK"));
+        assert!(!meta.operations.includes("DELETE"));
+
+        let mut delete_only = base.clone();
+        delete_only["operations"] = json!(["DELETE"]);
+        let meta = read_meta(&RegoValue::from(delete_only), "p", &[]).unwrap();
+        assert!(meta.operations.includes("DELETE"));
+        assert!(!meta.operations.includes("CREATE") && !meta.operations.includes("AUDIT"));
+
+        for bad in [json!(["REMOVE"]), json!([]), json!("DELETE")] {
+            let mut v = base.clone();
+            v["operations"] = bad.clone();
+            let err = read_meta(&RegoValue::from(v), "p", &[]).unwrap_err();
+            assert!(err.starts_with("meta.operations"), "{bad}: {err}");
+        }
     }
 }

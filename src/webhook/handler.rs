@@ -116,7 +116,7 @@ async fn evaluate(
 ) -> Reviewed {
     let snapshot = state.snapshot();
     let mode = snapshot.on_error;
-    if !needs_evaluation(&request) {
+    if !needs_evaluation(&request, snapshot.policies.judges_deletes()) {
         return review(&snapshot, endpoint, &request);
     }
     let _inflight = Inflight::new(state);

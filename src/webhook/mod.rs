@@ -21,8 +21,9 @@
 //! # Request handling in one paragraph
 //!
 //! A body over [`BODY_LIMIT`] gets 413; malformed JSON or another AdmissionReview version gets
-//! 400 with the reason; both are counted and the server carries on. DELETE, CONNECT and
-//! subresource requests are admitted without evaluation. Everything else is evaluated on a
+//! 400 with the reason; both are counted and the server carries on. CONNECT and subresource
+//! requests are admitted without evaluation, and so is DELETE unless a rule opted in with
+//! `"operations": [..., "DELETE"]` in its `meta`. Everything else is evaluated on a
 //! blocking thread, holding one of N worker permits, within `--eval-timeout-ms`; a deadline
 //! overrun, a panic, a failing deny rule or a patch that does not apply is answered by
 //! `--on-error` (allow with a warning by default, or deny) and counted in

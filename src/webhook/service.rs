@@ -69,8 +69,10 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, BadReview> {
 /// Evaluates one request and builds the answer. CPU-bound: the server runs it on a blocking
 /// thread.
 ///
-/// - DELETE and CONNECT are admitted without evaluation: every rule judges the object as it
-///   will be applied, and there is none.
+/// - CONNECT is admitted without evaluation, and so is DELETE unless a rule declared
+///   `"operations": [..., "DELETE"]` in its `meta`: then /validate judges the object being
+///   deleted (`oldObject`) with `input.operation == "DELETE"`, and only such rules report.
+///   /mutate never patches a deletion.
 /// - Subresources (`status`, `scale`, …) are admitted without evaluation: they are written by
 ///   controllers, and judging the whole object again on every status update would let a policy
 ///   change block controllers from recording progress of objects admitted earlier.
@@ -78,10 +80,19 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, BadReview> {
 ///   the rules could say. Kinds the rules do not know pass because no rule reports them.
 /// - `dryRun` requests are evaluated exactly the same way; syncguard has no side effects to skip.
 pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionRequest) -> Reviewed {
-    if !needs_evaluation(request) {
+    let judges_deletes = snapshot.policies.judges_deletes();
+    if !needs_evaluation(request, judges_deletes)
+        || (is_delete(request) && endpoint == Endpoint::Mutate)
+    {
         return Reviewed::skipped(&request.uid);
     }
-    let Some(object) = &request.object else {
+    // A deletion is judged on the object being deleted.
+    let object = if is_delete(request) {
+        &request.old_object
+    } else {
+        &request.object
+    };
+    let Some(object) = object else {
         return Reviewed::skipped(&request.uid);
     };
     let Ok(mut resource) = Resource::from_value(object.clone(), None) else {
@@ -129,15 +140,25 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
     }
 }
 
-/// False for requests admitted without evaluation (see [`review`]): DELETE, CONNECT,
-/// subresources, and requests without an object.
-pub fn needs_evaluation(request: &AdmissionRequest) -> bool {
+/// False for requests admitted without evaluation (see [`review`]): CONNECT, subresources,
+/// requests without an object, and DELETE unless a rule of the set judges deletions
+/// (`judges_deletes`, from `meta.operations`) and the request carries the deleted object.
+pub fn needs_evaluation(request: &AdmissionRequest, judges_deletes: bool) -> bool {
     let subresource = request
         .sub_resource
         .as_deref()
         .is_some_and(|s| !s.is_empty());
-    let operation = matches!(request.operation, Operation::Create | Operation::Update);
-    operation && !subresource && request.object.as_ref().is_some_and(|o| !o.is_null())
+    let present = |o: &Option<Value>| o.as_ref().is_some_and(|o| !o.is_null());
+    let evaluated = match request.operation {
+        Operation::Create | Operation::Update => present(&request.object),
+        Operation::Delete => judges_deletes && present(&request.old_object),
+        Operation::Connect => false,
+    };
+    evaluated && !subresource
+}
+
+fn is_delete(request: &AdmissionRequest) -> bool {
+    request.operation == Operation::Delete
 }
 
 /// A hook that references other objects is exactly what the ordering rules judge; without
