@@ -18,12 +18,13 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::Registry;
 
-/// Evaluation latency buckets, in seconds. A review normally takes tens of microseconds
-/// (DESIGN.md §7: p99 ≤ 1 ms), so the buckets start at 50 µs to make that visible, and reach the
-/// webhook deadline (seconds) so timeouts land in a bucket too.
-pub const LATENCY_BUCKETS: [f64; 16] = [
-    0.000_05, 0.000_1, 0.000_25, 0.000_5, 0.001, 0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
-    1.0, 2.5, 5.0,
+/// Evaluation latency buckets, in seconds. A review normally takes a few hundred microseconds
+/// (DESIGN.md §7: p99 ≤ 1 ms), so the buckets start at 50 µs and are dense below 1 ms to make
+/// p50/p99 readable there, and reach the webhook deadline (seconds) so timeouts land in a bucket
+/// too.
+pub const LATENCY_BUCKETS: [f64; 21] = [
+    0.000_05, 0.000_1, 0.000_15, 0.000_2, 0.000_25, 0.000_3, 0.000_4, 0.000_5, 0.000_75, 0.001,
+    0.002_5, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
 ];
 
 /// `syncguard_admission_requests_total` labels.
@@ -90,8 +91,11 @@ pub struct Metrics {
     registry: Registry,
     /// Admission requests by endpoint, operation, kind and decision.
     pub requests: Family<RequestLabels, Counter>,
-    /// Time spent evaluating one review (decode excluded, queueing for a worker included).
+    /// Time spent evaluating one review on a worker (decode and the wait for a worker
+    /// excluded, so this is the per-review cost even when the server is saturated).
     pub evaluation_seconds: Family<EndpointLabels, Histogram>,
+    /// Time a review waited for a free worker slot (the queue when the server is saturated).
+    pub worker_wait_seconds: Family<EndpointLabels, Histogram>,
     /// Open findings by rule and action.
     pub findings: Family<FindingLabels, Counter>,
     /// Internal errors and deadline overruns, and what the failure mode answered.
@@ -140,8 +144,16 @@ impl Metrics {
         );
         registry.register(
             "evaluation_duration_seconds",
-            "Time to evaluate one admission review, including the wait for a worker",
+            "Time to evaluate one admission review on a worker (queueing excluded)",
             evaluation_seconds.clone(),
+        );
+        let worker_wait_seconds = Family::<EndpointLabels, Histogram>::new_with_constructor(
+            latency_histogram as fn() -> Histogram,
+        );
+        registry.register(
+            "worker_wait_seconds",
+            "Time an admission review waited for a free evaluation worker",
+            worker_wait_seconds.clone(),
         );
         let findings = Family::<FindingLabels, Counter>::default();
         registry.register(
@@ -189,6 +201,7 @@ impl Metrics {
             registry,
             requests,
             evaluation_seconds,
+            worker_wait_seconds,
             findings,
             evaluation_errors,
             reloads,

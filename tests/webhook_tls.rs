@@ -194,6 +194,14 @@ async fn reviews_over_tls_deny_patch_allow_and_survive_bad_requests() {
             1.0,
         ),
         (
+            "syncguard_worker_wait_seconds_count{endpoint=\"validate\"}",
+            3.0,
+        ),
+        (
+            "syncguard_evaluation_duration_seconds_bucket{le=\"0.00075\",endpoint=\"validate\"}",
+            0.0,
+        ),
+        (
             "syncguard_admission_requests_total{endpoint=\"validate\",operation=\"\",kind=\"\",decision=\"bad_request\"}",
             2.0,
         ),

@@ -1,7 +1,7 @@
 //! HTTP: routes, the body limit, worker slots and the deadline around [`super::service`].
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -17,6 +17,7 @@ use super::service::{
     Endpoint, decode, encode, error_body, needs_evaluation, record, record_bad_request, review,
 };
 use super::state::State;
+use crate::metrics::EndpointLabels;
 
 /// Bodies up to this many times the limit are read and discarded before the 413 is sent, so the
 /// client (which is still sending) reliably receives the answer instead of a connection reset.
@@ -91,9 +92,8 @@ async fn admission(
         }
     };
     drop(bytes);
-    let started = Instant::now();
-    let reviewed = evaluate(&state, endpoint, request.clone()).await;
-    record(&state, endpoint, &request, &reviewed, started);
+    let (reviewed, elapsed) = evaluate(&state, endpoint, request.clone()).await;
+    record(&state, endpoint, &request, &reviewed, elapsed);
     (
         StatusCode::OK,
         [(
@@ -109,30 +109,46 @@ async fn admission(
 /// overrun or a panic is answered by the failure mode; the evaluation itself cannot be
 /// cancelled, but it keeps its slot until it finishes (and regorus's own deadline stops a runaway
 /// rule), so overruns cannot pile up unbounded work.
+///
+/// Returns the answer and the time spent evaluating on the worker (the wait for a slot is
+/// observed separately in `syncguard_worker_wait_seconds`; on a deadline overrun, the time until
+/// the overrun).
 async fn evaluate(
     state: &Arc<State>,
     endpoint: Endpoint,
     request: Arc<AdmissionRequest>,
-) -> Reviewed {
+) -> (Reviewed, Duration) {
     let snapshot = state.snapshot();
     let mode = snapshot.on_error;
     if !needs_evaluation(&request, snapshot.policies.judges_deletes()) {
-        return review(&snapshot, endpoint, &request);
+        let started = Instant::now();
+        let reviewed = review(&snapshot, endpoint, &request);
+        return (reviewed, started.elapsed());
     }
     let _inflight = Inflight::new(state);
     let timeout = state.options().eval_timeout;
     let workers = state.workers().clone();
     let uid = request.uid.clone();
+    let metrics = state.metrics().clone();
+    let queued = Instant::now();
     let work = async move {
         let permit = workers.acquire_owned().await.map_err(|_| Failure {
             reason: "internal",
             message: "the worker pool is closed".into(),
         })?;
+        metrics
+            .worker_wait_seconds
+            .get_or_create(&EndpointLabels {
+                endpoint: endpoint.as_str(),
+            })
+            .observe(queued.elapsed().as_secs_f64());
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let _entered = span.enter();
-            review(&snapshot, endpoint, &request)
+            let started = Instant::now();
+            let reviewed = review(&snapshot, endpoint, &request);
+            (reviewed, started.elapsed())
         })
         .await
         .map_err(|e| Failure {
@@ -141,18 +157,21 @@ async fn evaluate(
         })
     };
     match tokio::time::timeout(timeout, work).await {
-        Ok(Ok(reviewed)) => reviewed,
-        Ok(Err(failure)) => Reviewed::failed(&uid, mode, failure),
-        Err(_) => Reviewed::failed(
-            &uid,
-            mode,
-            Failure {
-                reason: "timeout",
-                message: format!(
-                    "the evaluation did not finish within its {} ms deadline",
-                    timeout.as_millis()
-                ),
-            },
+        Ok(Ok(done)) => done,
+        Ok(Err(failure)) => (Reviewed::failed(&uid, mode, failure), queued.elapsed()),
+        Err(_) => (
+            Reviewed::failed(
+                &uid,
+                mode,
+                Failure {
+                    reason: "timeout",
+                    message: format!(
+                        "the evaluation did not finish within its {} ms deadline",
+                        timeout.as_millis()
+                    ),
+                },
+            ),
+            queued.elapsed(),
         ),
     }
 }

@@ -3,7 +3,7 @@
 //! worker slots and the deadline around it — so benchmarks and fuzzers can call
 //! [`handle_review`] directly with bytes.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use serde_json::{Value, json};
@@ -207,7 +207,7 @@ pub fn handle_review(state: &State, endpoint: Endpoint, body: &[u8]) -> (StatusC
     };
     let started = Instant::now();
     let reviewed = review(&state.snapshot(), endpoint, &request);
-    record(state, endpoint, &request, &reviewed, started);
+    record(state, endpoint, &request, &reviewed, started.elapsed());
     (StatusCode::OK, encode(&reviewed))
 }
 
@@ -237,10 +237,9 @@ pub fn record(
     endpoint: Endpoint,
     request: &AdmissionRequest,
     reviewed: &Reviewed,
-    started: Instant,
+    elapsed: Duration,
 ) {
     let metrics = state.metrics();
-    let elapsed = started.elapsed();
     let ep = endpoint.as_str();
     if reviewed.evaluated {
         metrics
