@@ -174,15 +174,29 @@ fn build_inputs_for(
             facts,
             options,
         );
-        // The documents are independent: build them on every core.
         view.dependents_index();
-        let docs: Vec<Value> = (0..view.members.len())
-            .into_par_iter()
-            .map(|local| match only {
-                Some(i) if view.members.get(local) != Some(&i) => Value::Null,
-                _ => view.input_for(local, options),
-            })
-            .collect();
+        let docs: Vec<Value> = match only {
+            // One document (admission): build it on this thread. Handing a single item to
+            // rayon would still cost a round trip through its pool (a cross-thread wake-up
+            // per request).
+            Some(i) => view
+                .members
+                .iter()
+                .enumerate()
+                .map(|(local, &global)| {
+                    if global == i {
+                        view.input_for(local, options)
+                    } else {
+                        Value::Null
+                    }
+                })
+                .collect(),
+            // The documents are independent: build them on every core.
+            None => (0..view.members.len())
+                .into_par_iter()
+                .map(|local| view.input_for(local, options))
+                .collect(),
+        };
         for (doc, &global) in docs.into_iter().zip(view.members.iter()) {
             if let Some(slot) = inputs.get_mut(global) {
                 *slot = doc;
@@ -447,7 +461,7 @@ pub fn build_admission_input(
             && r.namespace == object.namespace
     };
     let mut doc = if app_context.is_empty() {
-        let (mut inputs, _) = build_inputs(std::slice::from_ref(object), &options);
+        let (mut inputs, _) = build_inputs_for(std::slice::from_ref(object), &options, Some(0));
         let mut doc = inputs.pop().unwrap_or(Value::Null);
         if let Value::Object(map) = &mut doc {
             map.remove("plan");
