@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Checks charts/syncguard the way Argo CD and a cluster will see it. Needs the tools of
+# scripts/install-helm.sh (.tools/bin/helm, .tools/chart-venv with kubernetes-validate) and the
+# syncguard debug binary (built here with `cargo build` if needed; SYNCGUARD_BIN overrides).
+#
+#  1. the chart's copy of policies/ is current (scripts/sync-chart-policies.sh --check)
+#  2. templates use nothing that differs between renders or needs the cluster (genCA, rand*,
+#     now, lookup, ...)
+#  3. helm lint, with the defaults and with --strict, for each values set
+#  4. helm template, for each values set: defaults, ci/all-on-values.yaml, and the
+#     existingSecret mode with a CA made by `syncguard certs`; each rendered twice and compared
+#     byte for byte (Argo CD renders on every refresh), and once through `syncguard determinism`
+#  5. every rendered object validated against the Kubernetes $KUBE_VERSION schemas
+#     (kubernetes-validate, strict: unknown fields fail); only cert-manager.io kinds have no
+#     schema there and are skipped, by name; plus the chart's own promises (scripts/chart_assert.py
+#     below): failurePolicy, timeouts, namespace exclusions, security settings, RBAC, caBundle,
+#     no hook annotations, the policy ConfigMap equal to the files and small enough for
+#     client-side apply
+#  6. dogfood: `syncguard check` over each render finds nothing at all (exit 0, zero findings)
+#
+# Exit 0 when everything passes, 1 on the first failed check (with what failed), 2 when the
+# tools are missing.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CHART="$ROOT/charts/syncguard"
+HELM="$ROOT/.tools/bin/helm"
+VENV_PY="$ROOT/.tools/chart-venv/bin/python"
+KUBE_VERSION="${KUBE_VERSION:-1.34.0}"
+RELEASE="syncguard"
+NAMESPACE="syncguard"
+
+step() { printf -- '--> %s\n' "$*"; }
+fail() {
+    printf 'check-chart: FAILED: %s\n' "$*" >&2
+    exit 1
+}
+
+if [[ ! -x "$HELM" || ! -x "$VENV_PY" ]]; then
+    echo "check-chart: helm or kubernetes-validate missing; run scripts/install-helm.sh first" >&2
+    exit 2
+fi
+
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+# ---- the syncguard binary (dogfood, determinism, certs) ----
+if [[ -n "${SYNCGUARD_BIN:-}" ]]; then
+    SG="$SYNCGUARD_BIN"
+else
+    step "cargo build --locked --bin syncguard"
+    (cd "$ROOT" && cargo build --locked --quiet --bin syncguard)
+    target_dir="$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps --locked |
+        "$VENV_PY" -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+    SG="$target_dir/debug/syncguard"
+fi
+[[ -x "$SG" ]] || fail "no syncguard binary at $SG"
+
+# ---- 1. policy copy ----
+step "chart policy copy is current"
+"$ROOT/scripts/sync-chart-policies.sh" --check || fail "charts/syncguard/policies/ is stale (run scripts/sync-chart-policies.sh)"
+
+# ---- 2. templates: nothing random, time- or cluster-dependent, no hooks ----
+step "templates: no genCA/rand*/now/lookup"
+"$VENV_PY" "$ROOT/scripts/chart_assert.py" templates "$CHART/templates" ||
+    fail "a template uses a function that makes renders differ or depend on the cluster"
+
+# ---- the values sets ----
+step "syncguard certs (CA for the existingSecret mode)"
+"$SG" certs --out "$WORK/certs" --dns "$RELEASE.$NAMESPACE.svc" >/dev/null
+declare -A VALUES=(
+    [default]=""
+    [all-on]="-f $CHART/ci/all-on-values.yaml"
+    [existing-secret]="--set-file certs.caCert=$WORK/certs/ca.crt --set certs.secretName=syncguard-serving-tls"
+)
+VARIANTS=(default all-on existing-secret)
+
+render() { # variant out
+    local -a extra
+    read -r -a extra <<<"${VALUES[$1]}"
+    "$HELM" template "$RELEASE" "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBE_VERSION" \
+        ${extra[@]+"${extra[@]}"} >"$2"
+}
+
+for v in "${VARIANTS[@]}"; do
+    read -r -a extra <<<"${VALUES[$v]}"
+
+    # ---- 3. lint ----
+    step "[$v] helm lint"
+    "$HELM" lint "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBE_VERSION" \
+        ${extra[@]+"${extra[@]}"} >"$WORK/lint.txt" 2>&1 || { cat "$WORK/lint.txt" >&2; fail "[$v] helm lint"; }
+    step "[$v] helm lint --strict"
+    "$HELM" lint --strict "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBE_VERSION" \
+        ${extra[@]+"${extra[@]}"} >"$WORK/lint.txt" 2>&1 || { cat "$WORK/lint.txt" >&2; fail "[$v] helm lint --strict"; }
+
+    # ---- 4. render twice, byte for byte ----
+    step "[$v] helm template, twice, identical"
+    render "$v" "$WORK/$v.yaml" || fail "[$v] helm template"
+    render "$v" "$WORK/$v.2.yaml" || fail "[$v] helm template (second render)"
+    if ! cmp -s "$WORK/$v.yaml" "$WORK/$v.2.yaml"; then
+        diff -u "$WORK/$v.yaml" "$WORK/$v.2.yaml" | head -40 >&2 || true
+        fail "[$v] two renders differ: Argo CD would see the chart OutOfSync after every refresh"
+    fi
+    step "[$v] syncguard determinism"
+    "$SG" determinism --runs 2 --delay-ms 1100 --color never -- \
+        "$HELM" template "$RELEASE" "$CHART" --namespace "$NAMESPACE" --kube-version "$KUBE_VERSION" \
+        ${extra[@]+"${extra[@]}"} || fail "[$v] syncguard determinism found fields that change between renders"
+
+    # ---- 5. schemas and the chart's promises ----
+    step "[$v] kubernetes-validate $KUBE_VERSION (strict) and chart assertions"
+    ca_arg=()
+    [[ "$v" == existing-secret ]] && ca_arg=(--ca "$WORK/certs/ca.crt")
+    "$VENV_PY" "$ROOT/scripts/chart_assert.py" render "$WORK/$v.yaml" --variant "$v" \
+        --namespace "$NAMESPACE" --chart "$CHART" --kube-version "$KUBE_VERSION" ${ca_arg[@]+"${ca_arg[@]}"} ||
+        fail "[$v] rendered objects fail the schema or the chart's assertions"
+
+    # ---- 6. dogfood ----
+    step "[$v] syncguard check (no findings at all)"
+    rc=0
+    "$SG" check "$WORK/$v.yaml" --format json --fail-on info >"$WORK/$v.report.json" || rc=$?
+    if ! "$VENV_PY" - "$WORK/$v.report.json" "$rc" <<'PY'; then
+import json, sys
+report = json.load(open(sys.argv[1]))
+rc = int(sys.argv[2])
+s = report["summary"]
+problems = []
+if rc != 0:
+    problems.append(f"exit code {rc}")
+if s["total"] != 0:
+    problems.append(f"{s['total']} findings")
+if s["errors"] != 0:
+    problems.append(f"{s['errors']} load errors: {report['errors']}")
+if s["objects"] == 0:
+    problems.append("no objects were checked")
+for f in report["findings"]:
+    r = f["resource"]
+    print(f"  {f['rule_id']} {f['action']} {r.get('kind')} {r.get('namespace', '')}/{r.get('name')}: {f['message'][:300]}", file=sys.stderr)
+if problems:
+    print("  " + "; ".join(problems), file=sys.stderr)
+    sys.exit(1)
+print(f"  {s['objects']} objects, 0 findings")
+PY
+        fail "[$v] syncguard check reports findings on the chart: fix the chart (or tell the lead if the rule is wrong)"
+    fi
+done
+
+echo "check-chart: all checks passed (${VARIANTS[*]})"
