@@ -16,7 +16,10 @@
 #     below): failurePolicy, timeouts, namespace exclusions, security settings, RBAC, caBundle,
 #     no hook annotations, the policy ConfigMap equal to the files and small enough for
 #     client-side apply
-#  6. dogfood: `syncguard check` over each render finds nothing at all (exit 0, zero findings)
+#  6. dogfood: `syncguard check --fail-on info` over each render finds nothing (exit 0, zero
+#     findings; the only exemption allowed is SG203 on cert-manager kinds, see the chart README)
+#  7. the example Argo CD Application: ignores caBundle with RespectIgnoreDifferences=true, and
+#     the chart rendered with its values, checked together with it, gives no findings
 #
 # Exit 0 when everything passes, 1 on the first failed check (with what failed), 2 when the
 # tools are missing.
@@ -64,6 +67,45 @@ step "chart policy copy is current"
 step "templates: no genCA/rand*/now/lookup"
 "$VENV_PY" "$ROOT/scripts/chart_assert.py" templates "$CHART/templates" ||
     fail "a template uses a function that makes renders differ or depend on the cluster"
+
+# dogfood NAME FILE...: `syncguard check --fail-on info` over FILE... must find nothing.
+dogfood() {
+    local name="$1" rc=0
+    shift
+    step "[$name] syncguard check (no findings at all)"
+    "$SG" check "$@" --format json --fail-on info >"$WORK/$name.report.json" || rc=$?
+    if ! "$VENV_PY" - "$WORK/$name.report.json" "$rc" <<'PY'; then
+import json, sys
+report = json.load(open(sys.argv[1]))
+rc = int(sys.argv[2])
+s = report["summary"]
+# The one exemption the chart carries (see _helpers.tpl, syncguard.certManagerAnnotations):
+# SG203 on cert-manager objects, whose CRDs are a prerequisite installed before the chart.
+# Any other finding, open or skipped, fails.
+ALLOWED_SKIPS = {("SG203", "cert-manager.io")}
+problems = []
+if rc != 0:
+    problems.append(f"exit code {rc}")
+if s["errors"] != 0:
+    problems.append(f"{s['errors']} load errors: {report['errors']}")
+if s["objects"] == 0:
+    problems.append("no objects were checked")
+for f in report["findings"]:
+    r = f["resource"]
+    line = f"{f['rule_id']} {f['action']} {f['status']} {r.get('kind')} {r.get('namespace', '')}/{r.get('name')}"
+    if f["status"] == "skipped" and (f["rule_id"], r.get("group")) in ALLOWED_SKIPS:
+        print(f"  allowed exemption: {line} ({f.get('reason', '')})")
+        continue
+    problems.append(line)
+    print(f"  {line}: {f['message'][:400]}", file=sys.stderr)
+if problems:
+    print("  " + "; ".join(problems), file=sys.stderr)
+    sys.exit(1)
+print(f"  {s['objects']} objects, no findings")
+PY
+        fail "[$name] syncguard check reports findings on the chart: fix the chart (or tell the lead if the rule is wrong)"
+    fi
+}
 
 # ---- the values sets ----
 step "syncguard certs (CA for the existingSecret mode)"
@@ -115,33 +157,33 @@ for v in "${VARIANTS[@]}"; do
         fail "[$v] rendered objects fail the schema or the chart's assertions"
 
     # ---- 6. dogfood ----
-    step "[$v] syncguard check (no findings at all)"
-    rc=0
-    "$SG" check "$WORK/$v.yaml" --format json --fail-on info >"$WORK/$v.report.json" || rc=$?
-    if ! "$VENV_PY" - "$WORK/$v.report.json" "$rc" <<'PY'; then
-import json, sys
-report = json.load(open(sys.argv[1]))
-rc = int(sys.argv[2])
-s = report["summary"]
-problems = []
-if rc != 0:
-    problems.append(f"exit code {rc}")
-if s["total"] != 0:
-    problems.append(f"{s['total']} findings")
-if s["errors"] != 0:
-    problems.append(f"{s['errors']} load errors: {report['errors']}")
-if s["objects"] == 0:
-    problems.append("no objects were checked")
-for f in report["findings"]:
-    r = f["resource"]
-    print(f"  {f['rule_id']} {f['action']} {r.get('kind')} {r.get('namespace', '')}/{r.get('name')}: {f['message'][:300]}", file=sys.stderr)
-if problems:
-    print("  " + "; ".join(problems), file=sys.stderr)
-    sys.exit(1)
-print(f"  {s['objects']} objects, 0 findings")
-PY
-        fail "[$v] syncguard check reports findings on the chart: fix the chart (or tell the lead if the rule is wrong)"
-    fi
+    dogfood "$v" "$WORK/$v.yaml"
 done
 
-echo "check-chart: all checks passed (${VARIANTS[*]})"
+# ---- 7. the example Argo CD Application, with the chart rendered from its own values ----
+# Checked together: the render's app.kubernetes.io/instance label ties every object to the
+# Application, so the rules see its destination, sync options and ignoreDifferences (SG303 fires
+# if RespectIgnoreDifferences=true is missing, for instance).
+EXAMPLE="$CHART/examples/argocd-application.yaml"
+step "[argocd-example] render with the Application's values"
+"$VENV_PY" - "$EXAMPLE" "$WORK/example-values.yaml" "$WORK/example-release" <<'PY' || fail "[argocd-example] $EXAMPLE does not install the chart as documented (see above)"
+import sys, yaml
+app = yaml.safe_load(open(sys.argv[1]))
+assert app["kind"] == "Application", "not an Application"
+src = app["spec"]["source"]
+assert src["path"] == "charts/syncguard", f"source.path is {src['path']}"
+helm = src.get("helm", {})
+yaml.safe_dump(helm.get("valuesObject", {}), open(sys.argv[2], "w"))
+open(sys.argv[3], "w").write(f"{helm.get('releaseName', app['metadata']['name'])} {app['spec']['destination']['namespace']}\n")
+opts = app["spec"].get("syncPolicy", {}).get("syncOptions", [])
+assert "RespectIgnoreDifferences=true" in opts, "RespectIgnoreDifferences=true missing"
+paths = {(d["kind"], p) for d in app["spec"].get("ignoreDifferences", []) for p in d.get("jqPathExpressions", [])}
+for kind in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+    assert (kind, ".webhooks[]?.clientConfig.caBundle") in paths, f"no caBundle ignoreDifferences for {kind}"
+PY
+read -r ex_release ex_namespace <"$WORK/example-release"
+"$HELM" template "$ex_release" "$CHART" --namespace "$ex_namespace" --kube-version "$KUBE_VERSION" \
+    -f "$WORK/example-values.yaml" >"$WORK/example.yaml" || fail "[argocd-example] helm template"
+dogfood argocd-example "$WORK/example.yaml" "$EXAMPLE"
+
+echo "check-chart: all checks passed (${VARIANTS[*]} argocd-example)"

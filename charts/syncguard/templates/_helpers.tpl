@@ -194,3 +194,16 @@ affinity:
               {{- include "syncguard.selectorLabels" (dict "ctx" .ctx "component" .component) | nindent 14 }}
 {{- end }}
 {{- end -}}
+
+{{/*
+Annotations of the cert-manager objects. The sync wave puts them before the Deployments (Argo CD
+waits for Issuers and Certificates to be Ready). The exemption is for syncguard's own SG203
+(custom resource without its CRD in the Application): cert-manager is a prerequisite of
+certManager.enabled, installed (CRDs included) before this chart, which is the case the rule's
+message says to exempt.
+*/}}
+{{- define "syncguard.certManagerAnnotations" -}}
+argocd.argoproj.io/sync-wave: {{ .Values.certManager.syncWave | quote }}
+syncguard.dev/skip: SG203
+syncguard.dev/skip-reason: cert-manager and its CRDs are a prerequisite of certManager.enabled and are installed before this chart
+{{- end -}}
