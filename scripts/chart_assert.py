@@ -266,6 +266,11 @@ def check_render(args):
                 continue  # replaced by policies.config
             if cm["data"].get(n) != body:
                 problem(f"{kn(cm)}: data[{n}] differs from charts/syncguard/policies/{n}")
+        if args.extract_policies:
+            os.makedirs(args.extract_policies, exist_ok=True)
+            for n, body in cm["data"].items():
+                with open(os.path.join(args.extract_policies, n), "w", encoding="utf-8") as f:
+                    f.write(body)
         size = len(json.dumps(cm, separators=(",", ":")))
         if size > LAST_APPLIED_BUDGET:
             problem(f"{kn(cm)}: {size} bytes as JSON; over {LAST_APPLIED_BUDGET} it no longer fits kubectl's "
@@ -286,6 +291,7 @@ def main():
     r.add_argument("--chart", required=True)
     r.add_argument("--kube-version", required=True)
     r.add_argument("--ca")
+    r.add_argument("--extract-policies", metavar="DIR", help="write the policy ConfigMap's files here")
     args = ap.parse_args()
     if args.cmd == "templates":
         check_templates(args.dir)

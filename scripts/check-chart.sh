@@ -16,7 +16,8 @@
 #     below): failurePolicy, timeouts, namespace exclusions, security settings, RBAC, caBundle,
 #     no hook annotations, the policy ConfigMap equal to the files and small enough for
 #     client-side apply
-#  6. dogfood: `syncguard check --fail-on info` over each render finds nothing (exit 0, zero
+#  6. the policy ConfigMap as rendered loads (`syncguard test` on its files), and dogfood:
+#     `syncguard check --fail-on info` with those rules over each render finds nothing (exit 0, zero
 #     findings; the only exemption allowed is SG203 on cert-manager kinds, see the chart README)
 #  7. the example Argo CD Application: ignores caBundle with RespectIgnoreDifferences=true, and
 #     the chart rendered with its values, checked together with it, gives no findings
@@ -73,7 +74,11 @@ dogfood() {
     local name="$1" rc=0
     shift
     step "[$name] syncguard check (no findings at all)"
-    "$SG" check "$@" --format json --fail-on info >"$WORK/$name.report.json" || rc=$?
+    "$SG" check "$@" --format json --fail-on info >"$WORK/$name.report.json" 2>"$WORK/$name.stderr" || rc=$?
+    if [[ $rc -ge 2 ]]; then
+        cat "$WORK/$name.stderr" >&2
+        fail "[$name] syncguard check could not check the chart (exit $rc)"
+    fi
     if ! "$VENV_PY" - "$WORK/$name.report.json" "$rc" <<'PY'; then
 import json, sys
 report = json.load(open(sys.argv[1]))
@@ -153,11 +158,16 @@ for v in "${VARIANTS[@]}"; do
     ca_arg=()
     [[ "$v" == existing-secret ]] && ca_arg=(--ca "$WORK/certs/ca.crt")
     "$VENV_PY" "$ROOT/scripts/chart_assert.py" render "$WORK/$v.yaml" --variant "$v" \
-        --namespace "$NAMESPACE" --chart "$CHART" --kube-version "$KUBE_VERSION" ${ca_arg[@]+"${ca_arg[@]}"} ||
+        --namespace "$NAMESPACE" --chart "$CHART" --kube-version "$KUBE_VERSION" ${ca_arg[@]+"${ca_arg[@]}"} \
+        --extract-policies "$WORK/$v.policies" ||
         fail "[$v] rendered objects fail the schema or the chart's assertions"
 
-    # ---- 6. dogfood ----
-    dogfood "$v" "$WORK/$v.yaml"
+    # The policy ConfigMap as the pods will mount it (with policies.config / extraFiles) must load.
+    step "[$v] the rendered policy ConfigMap loads (syncguard test)"
+    "$SG" test "$WORK/$v.policies" >"$WORK/test.txt" 2>&1 || { cat "$WORK/test.txt" >&2; fail "[$v] the policy set in the ConfigMap does not load"; }
+
+    # ---- 6. dogfood, with the rules the chart deploys ----
+    dogfood "$v" "$WORK/$v.yaml" --policies "$WORK/$v.policies"
 done
 
 # ---- 7. the example Argo CD Application, with the chart rendered from its own values ----
