@@ -163,6 +163,9 @@ def check_render(args):
             svc = w["clientConfig"].get("service") or {}
             if svc.get("namespace") != args.namespace or svc.get("port") != 443:
                 problem(f"{name}: clientConfig.service must be in {args.namespace} on port 443")
+        if int(ann.get("argocd.argoproj.io/sync-wave", "0")) <= 0:
+            problem(f"{kind}: must be in a sync wave after the webhook Deployment (wave 0), so Argo CD "
+                    "registers it only once the webhook is Healthy")
         inject = ann.get("cert-manager.io/inject-ca-from")
         if (v == "all-on") != bool(inject):
             problem(f"{kind}: cert-manager.io/inject-ca-from is {inject!r} for {v}")

@@ -128,12 +128,17 @@ objectSelector:
 {{- end }}
 {{- end -}}
 
-{{/* Annotations of the webhook configurations. */}}
+{{/*
+The sync wave registers the webhooks only after the webhook Deployment is Healthy (Argo CD waits
+for wave 0): with failurePolicy Fail there is no window in which the API server calls a webhook
+that is not serving yet, and on deletion Argo CD prunes the configurations first.
+*/}}
 {{- define "syncguard.webhookAnnotations" -}}
-{{- if .Values.certManager.enabled }}
 annotations:
+  argocd.argoproj.io/sync-wave: "1"
+  {{- if .Values.certManager.enabled }}
   cert-manager.io/inject-ca-from: {{ printf "%s/%s" .Release.Namespace (include "syncguard.certificate.name" .) }}
-{{- end }}
+  {{- end }}
 {{- end -}}
 
 {{/*
