@@ -1,0 +1,98 @@
+# SG110: a hook-delete-policy on an object that is not a hook.
+#
+# Argo CD consults delete policies only for hooks. On a normal resource
+# argocd.argoproj.io/hook-delete-policy (and helm.sh/hook-delete-policy) is ignored without a word:
+# the object is applied and kept like any other, never deleted after success and never re-created
+# before the next sync (argo-cd#3980). An author who expected "run this Job on every sync" gets a
+# Job that runs once and later fails with "field is immutable". Objects with hook: Skip are never
+# applied at all, so their (often chart-supplied) policies are not reported.
+package syncguard.rules.delete_policy_without_hook
+
+meta := {
+	"id": "SG110",
+	"title": "hook-delete-policy on a resource that is not a hook",
+	"severity": "medium",
+	"action": "warn",
+	"why": concat(" ", [
+		"Delete policies only apply to hooks. Without argocd.argoproj.io/hook (or a Helm hook) the object",
+		"is a normal resource and Argo CD ignores the policy silently: it is never deleted after it ran and",
+		"never re-created, which is usually the opposite of what the author wanted.",
+	]),
+	"docs": "docs/rules/SG110.md",
+}
+
+violations contains {"msg": msg, "path": path} if {
+	_applies
+	object.get(_sync, "delete_policy_set", false) == true
+	object.get(_sync, "is_hook", false) == false
+	object.get(_sync, "skip", false) == false
+	some key in ["argocd.argoproj.io/hook-delete-policy", "helm.sh/hook-delete-policy"]
+	_annotations[key]
+	path := sprintf("/metadata/annotations/%s", [replace(key, "/", "~1")])
+	msg := sprintf(
+		"%s has %s but is not a hook (no argocd.argoproj.io/hook or usable helm.sh/hook), so Argo CD ignores the policy: the object is applied and kept like any other resource, never deleted or re-created by it. Add argocd.argoproj.io/hook (e.g. PreSync or Sync) if it should be a hook, or remove the policy.",
+		[_subject, key],
+	)
+}
+
+default _annotations := {}
+
+_annotations := a if {
+	a := object.get(_metadata, "annotations", {})
+	is_object(a)
+}
+
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
+
+# Rules never judge a deletion.
+_applies if object.get(input, "operation", "") != "DELETE"
+
+default _resource := {}
+
+_resource := input.resource if is_object(input.resource)
+
+default _sync := {}
+
+_sync := input.sync if is_object(input.sync)
+
+default _metadata := {}
+
+_metadata := m if {
+	m := object.get(_resource, "metadata", {})
+	is_object(m)
+}
+
+_str(obj, key) := v if {
+	v := object.get(obj, key, "")
+	is_string(v)
+} else := ""
+
+_name := _str(_metadata, "name")
+
+_generate_name := _str(_metadata, "generateName")
+
+_namespace := _str(_metadata, "namespace")
+
+default _display_name := "(unnamed)"
+
+_display_name := _name if _name != ""
+
+_display_name := concat("", [_generate_name, "*"]) if {
+	_name == ""
+	_generate_name != ""
+}
+
+_qualified_name := concat("/", [_namespace, _display_name]) if _namespace != ""
+
+_qualified_name := _display_name if _namespace == ""
+
+default _kind := "object"
+
+_kind := k if {
+	k := _str(_resource, "kind")
+	k != ""
+}
+
+# "Job app-foo/svc-foo-migration"
+_subject := sprintf("%s %s", [_kind, _qualified_name])

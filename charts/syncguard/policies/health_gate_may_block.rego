@@ -1,0 +1,266 @@
+# SG206: an object that may never become Healthy, placed where Argo CD waits for it.
+#
+# Argo CD starts a step only when every object of the previous step is Healthy (spec §5.3), and
+# PostSync hooks only when every Sync-phase object is. Three kinds are Progressing for as long as
+# something outside the manifests has not happened, and on some clusters that is for ever:
+#  - a Service of type LoadBalancer, until status.loadBalancer.ingress is filled (no cloud load
+#    balancer, no MetalLB: never) — spec §8.7, §10-10, argo-cd#14607;
+#  - an Ingress, until its controller publishes status.loadBalancer.ingress (some never do);
+#  - a PersistentVolumeClaim, until it is Bound: with a WaitForFirstConsumer StorageClass (the
+#    default class on most clouds) that happens only once a pod uses it — spec §10-9,
+#    argo-cd#12840. Reported only when no object of the same or an earlier step uses the claim
+#    (input.dependents with role volume) and it is not pre-bound (spec.volumeName).
+# Objects whose status already shows them Healthy (a live object in the reconciler) are fine.
+#
+# Two findings, by where the object sits (input.plan.tasks):
+#  1. in a gated, non-final step of the PreSync or a later Sync wave: every later step waits;
+#  2. in the Sync phase while the plan has PostSync hooks (input.plan.postsync_hooks > 0): the
+#     PostSync hooks never run. (This Sync step is necessarily gated; it gets this message only.)
+# Severity low: on most production clusters these objects do become Healthy, only later.
+package syncguard.rules.health_gate_may_block
+
+meta := {
+	"id": "SG206",
+	"title": "Object that may never be Healthy blocks later steps or PostSync",
+	"severity": "low",
+	"action": "warn",
+	"why": concat(" ", [
+		"Argo CD waits for every object of a step to be Healthy before the next step, and for the whole Sync",
+		"phase before PostSync hooks. A LoadBalancer Service without a load-balancer controller, an Ingress whose",
+		"controller never publishes its address, or a WaitForFirstConsumer PVC nobody uses yet stays Progressing",
+		"for ever, and the sync with it.",
+	]),
+	"docs": "docs/rules/SG206.md",
+}
+
+# 1. A non-final gated step: every later step waits.
+violations contains {"msg": msg, "path": _path} if {
+	some task in _blocking_tasks
+	object.get(task, "gated", false) == true
+	object.get(task, "final", true) == false
+	not _blocks_postsync(task)
+	msg := sprintf(
+		"%s at %s can block every later step: Argo CD starts the next step only once every object of this one is Healthy, and %s. Fix: %s, or %s.",
+		[_label, _where(task), _reason, _move_fix, _healthy_fix],
+	)
+}
+
+# 2. The Sync phase of a plan with PostSync hooks: PostSync never runs.
+violations contains {"msg": msg, "path": _path} if {
+	some task in _blocking_tasks
+	_blocks_postsync(task)
+	msg := sprintf(
+		"%s in the Sync phase can keep the PostSync hooks (%v) from ever running: Argo CD runs PostSync hooks only once every Sync-phase object is Healthy, and %s. Fix: %s, or do not rely on PostSync hooks in this Application.",
+		[_label, _postsync_hooks, _reason, _healthy_fix],
+	)
+}
+
+_blocks_postsync(task) if {
+	task.phase == "Sync"
+	_postsync_hooks > 0
+}
+
+# Tasks of this object that Argo CD may wait on for ever.
+_blocking_tasks contains task if {
+	_applies
+	_may_never_be_healthy
+	some task in _plan_tasks
+	is_object(task)
+	not _consumed_by(task)
+}
+
+default _postsync_hooks := 0
+
+_postsync_hooks := n if {
+	is_object(input.plan)
+	n := object.get(input.plan, "postsync_hooks", 0)
+	is_number(n)
+}
+
+# ---- the three kinds ----
+
+_may_never_be_healthy if {
+	_load_balancer_service
+	count(_lb_ingress) == 0
+}
+
+_may_never_be_healthy if {
+	_ingress
+	count(_lb_ingress) == 0
+}
+
+_may_never_be_healthy if {
+	_claim
+	object.get(_spec, "volumeName", "") in {"", null}
+	_str(_status, "phase") != "Bound"
+}
+
+_load_balancer_service if {
+	_resource.kind == "Service"
+	_str(_resource, "apiVersion") == "v1"
+	_spec.type == "LoadBalancer"
+}
+
+_ingress if {
+	_resource.kind == "Ingress"
+	_group in {"networking.k8s.io", "extensions"}
+}
+
+_claim if {
+	_resource.kind == "PersistentVolumeClaim"
+	_str(_resource, "apiVersion") == "v1"
+}
+
+_lb_ingress := i if {
+	lb := object.get(_status, "loadBalancer", {})
+	is_object(lb)
+	i := object.get(lb, "ingress", [])
+	is_array(i)
+} else := []
+
+# A pod-spec user of the claim in this step or an earlier one binds it.
+_consumed_by(task) if {
+	_claim
+	some d in _dependents
+	is_object(d)
+	d.role == "volume"
+	wave := object.get(d, "wave", null)
+	is_number(wave)
+	some phase in _array(d, "phases")
+	_not_after(phase, wave, task)
+}
+
+_not_after(phase, _, task) if _phase_order[phase] < _phase_order[task.phase]
+
+_not_after(phase, wave, task) if {
+	phase == task.phase
+	is_number(task.wave)
+	wave <= task.wave
+}
+
+_phase_order := {"PreSync": -1, "Sync": 0, "PostSync": 1, "SyncFail": 2}
+
+# ---- messages ----
+
+_label := sprintf("%s (type LoadBalancer)", [_subject]) if _load_balancer_service
+
+else := _subject
+
+_path := "/spec/type" if _load_balancer_service
+
+else := "/spec"
+
+_reason := "a LoadBalancer Service stays Progressing until a load-balancer address is assigned, for ever on a cluster without a load-balancer controller (argo-cd#14607)" if {
+	_load_balancer_service
+} else := "an Ingress stays Progressing until its controller publishes status.loadBalancer.ingress, which some controllers never do (argo-cd#14607)" if {
+	_ingress
+} else := "a claim whose StorageClass binds WaitForFirstConsumer (the default class on most clouds) stays Pending, which Argo CD reads as Progressing, until a pod uses it, and nothing in this step or before it does (argo-cd#12840)"
+
+_move_fix := "put it in the same wave as its first consumer" if _claim
+
+else := "put it in the last wave of the sync"
+
+_healthy_fix := "make sure this cluster assigns load-balancer addresses (a cloud load balancer, MetalLB)" if {
+	_load_balancer_service
+} else := "make the ingress controller publish its address (ingress-nginx: --publish-service)" if {
+	_ingress
+} else := "use a StorageClass with volumeBindingMode: Immediate"
+
+# "Sync wave 0"
+_where(task) := sprintf("%s wave %v", [_str(task, "phase"), _wave(task)])
+
+_wave(task) := w if {
+	w := object.get(task, "wave", 0)
+	is_number(w)
+} else := 0
+
+default _status := {}
+
+_status := s if {
+	s := object.get(_resource, "status", {})
+	is_object(s)
+}
+
+_group := g if {
+	parts := split(_str(_resource, "apiVersion"), "/")
+	count(parts) == 2
+	g := parts[0]
+} else := ""
+
+_array(obj, key) := v if {
+	v := object.get(obj, key, [])
+	is_array(v)
+} else := []
+
+default _dependents := []
+
+_dependents := d if {
+	d := input.dependents
+	is_array(d)
+}
+
+default _plan_tasks := []
+
+_plan_tasks := t if {
+	is_object(input.plan)
+	t := object.get(input.plan, "tasks", [])
+	is_array(t)
+}
+
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
+
+# Rules never judge a deletion.
+_applies if object.get(input, "operation", "") != "DELETE"
+
+default _resource := {}
+
+_resource := input.resource if is_object(input.resource)
+
+default _metadata := {}
+
+_metadata := m if {
+	m := object.get(_resource, "metadata", {})
+	is_object(m)
+}
+
+default _spec := {}
+
+_spec := s if {
+	s := object.get(_resource, "spec", {})
+	is_object(s)
+}
+
+_str(obj, key) := v if {
+	v := object.get(obj, key, "")
+	is_string(v)
+} else := ""
+
+_name := _str(_metadata, "name")
+
+_generate_name := _str(_metadata, "generateName")
+
+_namespace := _str(_metadata, "namespace")
+
+default _display_name := "(unnamed)"
+
+_display_name := _name if _name != ""
+
+_display_name := concat("", [_generate_name, "*"]) if {
+	_name == ""
+	_generate_name != ""
+}
+
+_qualified_name := concat("/", [_namespace, _display_name]) if _namespace != ""
+
+_qualified_name := _display_name if _namespace == ""
+
+default _kind := "object"
+
+_kind := k if {
+	k := _str(_resource, "kind")
+	k != ""
+}
+
+# "Service shop/public"
+_subject := sprintf("%s %s", [_kind, _qualified_name])

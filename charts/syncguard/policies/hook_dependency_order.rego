@@ -1,0 +1,304 @@
+# SG201: a hook that needs an object this sync creates only after the hook has run, or never.
+#
+# Argo CD runs a sync as steps (phase, wave), one after the other, and a step starts only when
+# every hook of the previous one has finished. Waves order tasks within a phase only: every
+# PreSync step runs before any Sync step, whatever the waves (spec §3). A PreSync migration Job
+# that mounts or reads a Secret the Sync phase creates (seed 000: a Secret produced by an
+# ExternalSecret at Sync wave 2, used by a PreSync Job at wave 5) can never start: its pod waits
+# for the Secret, the Job never completes, Argo CD waits for the Job, and the Sync phase that
+# would create the Secret never begins (spec §10-8, argo-cd#13429, #9891).
+#
+# Facts used: input.plan.tasks (the hook's own steps) and, for every non-optional reference a pod
+# or the object needs before it can be created (env, envFrom, volumes, imagePullSecrets, the
+# ServiceAccount, the Namespace), input.refs[].target: where the object comes from and the steps
+# its tasks run in. A Secret produced by a controller (resolution produced_by) appears only after
+# its producer's step was applied, and later still, so the producer's step counts as "after" the
+# hook even when it is the hook's own step.
+#
+# Findings, each with its own severity:
+#  - created in a later step, produced in the same step, or never applied by this sync (Skip,
+#    an invalid hook value, a delete-only hook): critical — the sync hangs or the hook fails;
+#  - not in the Application at all (resolution missing): high — it may have been created outside
+#    the Application (by hand, by another Application); nothing in the input says whether it
+#    exists in the cluster. A missing Namespace is not reported: Argo CD's CreateNamespace=true or
+#    a pre-created namespace is the norm.
+# builtin and unknown targets, and optional references, are never reported.
+package syncguard.rules.hook_dependency_order
+
+meta := {
+	"id": "SG201",
+	"title": "Hook needs an object the sync creates later or never",
+	"severity": "critical",
+	"action": "deny",
+	"why": concat(" ", [
+		"Argo CD finishes every hook of a step before it starts the next step, and runs every PreSync step",
+		"before any Sync step whatever the waves. A hook whose pod needs a Secret, ConfigMap, ServiceAccount,",
+		"PVC or SecretProviderClass that the sync creates in a later step can never start: Argo CD waits for",
+		"the hook, the hook waits for the object, and the step that would create the object never comes.",
+	]),
+	"docs": "docs/rules/SG201.md",
+}
+
+# References a pod (or the object itself) cannot do without.
+_needs_roles := {"env", "env_from", "volume", "image_pull_secret", "service_account", "namespace"}
+
+# 1. Created after the hook's first step (or, when a controller produces it, in the same step).
+violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
+	some ref in _needed_refs
+	target := _target(ref)
+	target.resolution in {"in_set", "produced_by"}
+	hook_task := _first_task(_plan_tasks)
+	target_task := _first_task(_array(target, "tasks"))
+	_created_too_late(target, target_task.step, hook_task.step)
+	msg := sprintf(
+		"%s, a hook at %s, needs %s before it exists: %s. Fix: %s%s",
+		[
+			_subject, _where(hook_task), _ref_label(ref),
+			_why_late(ref, target, target_task, hook_task),
+			_fix_order(ref, target, target_task, hook_task), _async_note(target),
+		],
+	)
+}
+
+# 2. In the set, but this sync never applies it (or its producer).
+violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
+	some ref in _needed_refs
+	target := _target(ref)
+	target.resolution in {"in_set", "produced_by"}
+	object.get(target, "tasks", null) == [] # absent or malformed is not "never"
+	msg := sprintf(
+		"%s, a hook at %s, needs %s, which this sync never creates: %s %s, so the hook cannot run and the sync waits for it forever. Fix: let Argo CD apply %s in a step before this hook (a lower wave of the same phase, or an earlier phase), or stop referencing it.",
+		[
+			_subject, _hook_where, _ref_label(ref),
+			_definer_label(ref, target), _never_reason(target), _definer_label(ref, target),
+		],
+	)
+}
+
+# 3. Not in the Application at all.
+violations contains {"msg": msg, "path": _via(ref), "severity": "high"} if {
+	some ref in _needed_refs
+	target := _target(ref)
+	target.resolution == "missing"
+	ref.role != "namespace"
+	msg := sprintf(
+		"%s, a hook at %s, needs %s, which is not in this Application: unless it already exists in the cluster (created by hand or by an Application synced earlier), the hook's pod cannot start and the sync waits for it forever. Add it to this Application in a step before the hook, or make sure whatever creates it runs first; if it is provisioned outside Argo CD on purpose, exempt this object.",
+		[_subject, _hook_where, _ref_label(ref)],
+	)
+}
+
+_needed_refs contains ref if {
+	_hook_runs
+	some ref in _refs
+	is_object(ref)
+	ref.role in _needs_roles
+	object.get(ref, "optional", false) != true
+	is_object(object.get(ref, "target", null))
+}
+
+_hook_runs if {
+	_applies
+	object.get(_sync, "is_hook", false) == true
+	count(_list("phases")) > 0
+}
+
+_target(ref) := ref.target
+
+_created_too_late(_, target_step, hook_step) if target_step > hook_step
+
+_created_too_late(target, target_step, hook_step) if {
+	target_step == hook_step
+	target.resolution == "produced_by"
+	object.get(target, "async_producer", true) != false
+}
+
+# "it is produced by ExternalSecret app-foo/db-credentials at Sync wave 2"
+_origin(ref, target, task) := sprintf("it is produced by %s at %s", [_definer_label(ref, target), _where(task)]) if {
+	target.resolution == "produced_by"
+} else := sprintf("it is applied at %s", [_where(task)])
+
+_why_late(ref, target, target_task, hook_task) := sprintf(
+	"%s, a step Argo CD starts only after this hook has finished, so the hook's pod cannot start and the sync waits for it forever (argo-cd#13429)",
+	[_origin(ref, target, target_task)],
+) if {
+	target_task.step > hook_task.step
+} else := sprintf(
+	"%s, the hook's own step, and only appears once a controller has reconciled the producer, so the hook's pod may start without it, and waits forever if that never happens",
+	[_origin(ref, target, target_task)],
+)
+
+# Same phase: only the waves are wrong.
+_fix_order(ref, target, target_task, hook_task) := sprintf(
+	"give %s a lower sync-wave than this hook (below %v), or give this hook a sync-wave after %v.",
+	[_definer_label(ref, target), _wave(hook_task), _wave(target_task)],
+) if {
+	_str(target_task, "phase") == _str(hook_task, "phase")
+	target_task.step > hook_task.step
+}
+
+_fix_order(ref, target, target_task, hook_task) := sprintf(
+	"give %s a lower sync-wave than this hook (below %v), so that Argo CD applies it a step earlier.",
+	[_definer_label(ref, target), _wave(hook_task)],
+) if {
+	_str(target_task, "phase") == _str(hook_task, "phase")
+	target_task.step == hook_task.step
+}
+
+# Different phases: the two workarounds of spec §10-8.
+_fix_order(ref, target, target_task, hook_task) := sprintf(
+	"make this hook a %s hook with a wave after %v (argocd.argoproj.io/hook: %s, argocd.argoproj.io/sync-wave: \"%v\") or an init container of the workload that needs it; or create %s earlier, as a %s hook with a wave below %v.",
+	[
+		_str(target_task, "phase"), _wave(target_task), _str(target_task, "phase"), _wave(target_task) + 1,
+		_definer_label(ref, target), _str(hook_task, "phase"), _wave(hook_task),
+	],
+) if {
+	_str(target_task, "phase") != _str(hook_task, "phase")
+}
+
+_wave(task) := w if {
+	w := object.get(task, "wave", 0)
+	is_number(w)
+} else := 0
+
+_async_note(target) := concat("", [
+	" Note: the Secret of an asynchronous producer appears only after its controller has reconciled it;",
+	" Argo CD waits for that only when it has a health check for the producer, and a hook that normal",
+	" resources also use is deleted and re-created on every sync (SG205).",
+]) if {
+	target.resolution == "produced_by"
+} else := ""
+
+_never_reason(target) := "is marked argocd.argoproj.io/hook: Skip" if {
+	_ignored_reason(target) == "skip"
+} else := "has an argocd.argoproj.io/hook value Argo CD does not know, so it is dropped (SG105)" if {
+	_ignored_reason(target) == "garbage-hook"
+} else := "is only a PreDelete/PostDelete hook, run when the Application is deleted" if {
+	_ignored_reason(target) == "delete-hook-only"
+} else := "has no task in this sync"
+
+_ignored_reason(target) := r if {
+	ignored := object.get(target, "ignored", {})
+	is_object(ignored)
+	r := object.get(ignored, "reason", "")
+	is_string(r)
+} else := ""
+
+# The object Argo CD applies: the producer for produced_by, else the referenced object.
+_definer_label(ref, target) := _object_label(target) if {
+	target.resolution == "produced_by"
+	_str(target, "kind") != ""
+} else := _ref_label(ref)
+
+_ref_label(ref) := _object_label(ref)
+
+_object_label(obj) := sprintf("%s %s", [_str(obj, "kind"), _ns_name(_str(obj, "namespace"), _str(obj, "name"))])
+
+_ns_name(ns, name) := concat("/", [ns, name]) if ns != ""
+
+else := name
+
+_via(ref) := v if {
+	v := _str(ref, "via")
+	startswith(v, "/")
+} else := "/metadata"
+
+# "PreSync wave 5"
+_where(task) := sprintf("%s wave %v", [_str(task, "phase"), _wave(task)])
+
+# Where the hook runs: its first planned task, else its first phase and wave from input.sync.
+_hook_where := _where(_first_task(_plan_tasks)) if {
+	_first_task(_plan_tasks)
+} else := _where({"phase": _list("phases")[0], "wave": object.get(_sync, "wave", 0)}) if {
+	is_string(_list("phases")[0])
+} else := "an unknown step"
+
+# The task with the lowest step; undefined when none has a numeric step.
+_first_task(tasks) := first if {
+	steps := [s | some t in tasks; is_object(t); s := object.get(t, "step", null); is_number(s)]
+	count(steps) > 0
+	lowest := min(steps)
+	candidates := [t | some t in tasks; is_object(t); object.get(t, "step", null) == lowest]
+	first := candidates[0]
+}
+
+_array(obj, key) := v if {
+	v := object.get(obj, key, [])
+	is_array(v)
+} else := []
+
+default _refs := []
+
+_refs := r if {
+	r := input.refs
+	is_array(r)
+}
+
+default _plan_tasks := []
+
+_plan_tasks := t if {
+	is_object(input.plan)
+	t := object.get(input.plan, "tasks", [])
+	is_array(t)
+}
+
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
+
+# Rules never judge a deletion.
+_applies if object.get(input, "operation", "") != "DELETE"
+
+default _resource := {}
+
+_resource := input.resource if is_object(input.resource)
+
+default _sync := {}
+
+_sync := input.sync if is_object(input.sync)
+
+# An array fact from input.sync, or [] when absent or malformed (regorus, unlike OPA, raises an
+# error when `some x in` meets a non-collection).
+_list(key) := v if {
+	v := object.get(_sync, key, [])
+	is_array(v)
+} else := []
+
+default _metadata := {}
+
+_metadata := m if {
+	m := object.get(_resource, "metadata", {})
+	is_object(m)
+}
+
+_str(obj, key) := v if {
+	v := object.get(obj, key, "")
+	is_string(v)
+} else := ""
+
+_name := _str(_metadata, "name")
+
+_generate_name := _str(_metadata, "generateName")
+
+_namespace := _str(_metadata, "namespace")
+
+default _display_name := "(unnamed)"
+
+_display_name := _name if _name != ""
+
+_display_name := concat("", [_generate_name, "*"]) if {
+	_name == ""
+	_generate_name != ""
+}
+
+_qualified_name := concat("/", [_namespace, _display_name]) if _namespace != ""
+
+_qualified_name := _display_name if _namespace == ""
+
+default _kind := "object"
+
+_kind := k if {
+	k := _str(_resource, "kind")
+	k != ""
+}
+
+# "Job app-foo/svc-foo-migration"
+_subject := sprintf("%s %s", [_kind, _qualified_name])

@@ -1,0 +1,184 @@
+# SG105: an argocd.argoproj.io/hook value that Argo CD does not know.
+#
+# Hook types are exact, case-sensitive strings (PreSync, Sync, PostSync, SyncFail, Skip, and the
+# controller's PreDelete/PostDelete). Anything else is dropped without a word. When nothing valid
+# is left, the object is still a hook (the annotation is present) but has no phase: gitops-engine
+# removes it before planning, so it is never applied, never pruned and missing from sync status —
+# a `presync` migration silently never runs. That case is critical; an unknown value next to a
+# valid one (e.g. "PreSync,Postsync") is high: part of what the author asked for never happens.
+# Violations carry their own "severity" when it differs by case; meta.severity is the worst case.
+package syncguard.rules.hook_type_unknown
+
+meta := {
+	"id": "SG105",
+	"title": "Unknown argocd.argoproj.io/hook value",
+	"severity": "critical",
+	"action": "deny",
+	"why": concat(" ", [
+		"Argo CD silently ignores hook values it does not know (they are case-sensitive: presync is not",
+		"PreSync). If no valid value is left the object is dropped before the sync is planned: it is never",
+		"applied and never reported, so a migration or a dependency simply does not exist in the cluster.",
+	]),
+	"docs": "docs/rules/SG105.md",
+}
+
+violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {
+	_applies
+	some value in _list("invalid_hook_values")
+	is_string(value)
+	msg := sprintf(
+		"%s: argocd.argoproj.io/hook value \"%s\" is not a hook type Argo CD knows, %s. %s",
+		[_subject, value, _effect, _fix(value)],
+	)
+}
+
+# An empty (or all-commas) annotation is a hook without a type: dropped just the same.
+violations contains {"msg": msg, "path": _hook_path, "severity": "critical"} if {
+	_applies
+	is_string(_annotations[_hook_annotation])
+	count(_csv(_annotations[_hook_annotation])) == 0
+	_ignored_reason == "garbage-hook"
+	msg := sprintf(
+		"%s: argocd.argoproj.io/hook is empty, %s. Set a hook type (PreSync, Sync, PostSync, SyncFail, PreDelete, PostDelete) or remove the annotation.",
+		[_subject, _effect],
+	)
+}
+
+_hook_annotation := "argocd.argoproj.io/hook"
+
+_hook_path := "/metadata/annotations/argocd.argoproj.io~1hook"
+
+default _ignored_reason := ""
+
+_ignored_reason := r if {
+	ignored := object.get(_sync, "ignored", {})
+	is_object(ignored)
+	r := object.get(ignored, "reason", "")
+	is_string(r)
+}
+
+default _severity := "high"
+
+_severity := "critical" if _ignored_reason == "garbage-hook"
+
+# What Argo CD does with the object once the unknown values are dropped.
+default _effect := "so Argo CD ignores it"
+
+_effect := "so Argo CD silently drops the whole object: it is never applied, never pruned and not shown in sync status" if {
+	_ignored_reason == "garbage-hook"
+}
+
+_effect := sprintf("so Argo CD ignores it and runs the object only as %s, when the Application is deleted", [_hook_label]) if {
+	_ignored_reason == "delete-hook-only"
+}
+
+_effect := "so Argo CD ignores it and the object is skipped: never applied" if _ignored_reason == "skip"
+
+_effect := sprintf("so Argo CD ignores it and runs the object only as %s", [_hook_label]) if {
+	_ignored_reason == ""
+	count(_list("phases")) > 0
+}
+
+# Lower-cased, without separators -> the value Argo CD expects. Helm spellings map like Argo CD
+# maps helm.sh/hook (pre-install -> PreSync, ...).
+_canonical := {
+	"presync": "PreSync",
+	"sync": "Sync",
+	"postsync": "PostSync",
+	"syncfail": "SyncFail",
+	"skip": "Skip",
+	"predelete": "PreDelete",
+	"postdelete": "PostDelete",
+	"preinstall": "PreSync",
+	"preupgrade": "PreSync",
+	"postinstall": "PostSync",
+	"postupgrade": "PostSync",
+}
+
+_fix(value) := sprintf("Use \"%s\": hook values are case-sensitive.", [s]) if {
+	s := _canonical[_normalize(value)]
+	lower(s) == lower(value)
+} else := sprintf("Did you mean \"%s\"?", [s]) if {
+	s := _canonical[_normalize(value)]
+} else := "Use PreSync, Sync, PostSync, SyncFail, Skip, PreDelete or PostDelete (case-sensitive), or remove the value."
+
+_normalize(value) := lower(replace(replace(replace(value, "-", ""), "_", ""), " ", ""))
+
+# gitops-engine GetAnnotationCSVs: split on ",", trim, drop empty items.
+_csv(value) := {item | some raw in split(value, ","); item := trim_space(raw); item != ""}
+
+default _annotations := {}
+
+_annotations := a if {
+	a := object.get(_metadata, "annotations", {})
+	is_object(a)
+}
+
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
+
+# Rules never judge a deletion.
+_applies if object.get(input, "operation", "") != "DELETE"
+
+default _resource := {}
+
+_resource := input.resource if is_object(input.resource)
+
+default _sync := {}
+
+_sync := input.sync if is_object(input.sync)
+
+# An array fact from input.sync, or [] when absent or malformed (regorus, unlike OPA, raises an
+# error when `some x in` meets a non-collection).
+_list(key) := v if {
+	v := object.get(_sync, key, [])
+	is_array(v)
+} else := []
+
+default _metadata := {}
+
+_metadata := m if {
+	m := object.get(_resource, "metadata", {})
+	is_object(m)
+}
+
+_str(obj, key) := v if {
+	v := object.get(obj, key, "")
+	is_string(v)
+} else := ""
+
+_name := _str(_metadata, "name")
+
+_generate_name := _str(_metadata, "generateName")
+
+_namespace := _str(_metadata, "namespace")
+
+default _display_name := "(unnamed)"
+
+_display_name := _name if _name != ""
+
+_display_name := concat("", [_generate_name, "*"]) if {
+	_name == ""
+	_generate_name != ""
+}
+
+_qualified_name := concat("/", [_namespace, _display_name]) if _namespace != ""
+
+_qualified_name := _display_name if _namespace == ""
+
+default _kind := "object"
+
+_kind := k if {
+	k := _str(_resource, "kind")
+	k != ""
+}
+
+# "Job app-foo/svc-foo-migration"
+_subject := sprintf("%s %s", [_kind, _qualified_name])
+
+_hook_phases := [t | some t in _list("hook_types"); is_string(t); t != "Skip"]
+
+default _hook_label := "a hook"
+
+# "a PreSync hook", "a PreSync/PostSync hook"
+_hook_label := sprintf("a %s hook", [concat("/", _hook_phases)]) if count(_hook_phases) > 0

@@ -1,0 +1,316 @@
+# SG301: values in desired state that change on every render, or that belong to the server.
+#
+# Argo CD compares the rendered manifests with the live objects on every refresh. A value that
+# differs on every render (a timestamp, a random token) keeps the Application OutOfSync for ever;
+# with auto-sync every refresh re-applies it, and in a pod template every apply rolls the pods
+# (seed 004, cause 5: non-deterministic rendering). Only clear signals are reported:
+#  - kubectl.kubernetes.io/restartedAt (what `kubectl rollout restart` writes on the live object);
+#  - Helm's `rollme: {{ randAlphaNum 5 | quote }}` trick (any key containing "rollme");
+#  - date-times (RFC 3339, or Go's time format that Helm's `now` renders) in annotation values,
+#    and dates, compact timestamps or epoch seconds in labels or annotations whose key names a
+#    time (date, time, stamp, build, deployed, created, updated, rendered, generated, restarted).
+#    Other random-looking values are left to `syncguard determinism` (SG302), which renders twice;
+# and fields the server owns, usually copied from `kubectl get -o yaml`:
+#  - deployment.kubernetes.io/revision, kubectl.kubernetes.io/last-applied-configuration;
+#  - metadata.resourceVersion and metadata.uid (the apply is rejected: conflict, uid mismatch),
+#    metadata.managedFields (server-side apply rejects it), metadata.creationTimestamp (non-null),
+#    metadata.generation, metadata.selfLink.
+# `status` is not reported: Argo CD ignores it in the comparison for most kinds.
+#
+# Where: metadata, spec.template.metadata and spec.jobTemplate.spec.template.metadata. Which
+# inputs: manifests (`syncguard check`) get every check; an admission request gets the
+# annotation and label checks, and only for values that differ from input.old (an UPDATE that
+# merely carries an existing value along is not news); live objects (audit) are not judged,
+# since every live object has server-owned fields. Hooks are exempt from the volatile-value
+# checks (they are re-created on every sync and are not part of sync status), and objects
+# Argo CD never applies (hook: Skip) from everything.
+package syncguard.rules.volatile_values
+
+meta := {
+	"id": "SG301",
+	"title": "Volatile or server-owned values in desired state",
+	"severity": "medium",
+	"action": "warn",
+	"why": concat(" ", [
+		"A value that changes on every render (a timestamp, a random rollme token) or that the server owns",
+		"(resourceVersion, the Deployment revision) never matches the live object: the Application stays OutOfSync,",
+		"auto-sync re-applies it in a loop and pod templates roll the pods every time; a stale resourceVersion",
+		"or uid makes the apply fail outright.",
+	]),
+	"docs": "docs/rules/SG301.md",
+}
+
+# ---- volatile values (manifests and admission) ----
+
+violations contains {"msg": msg, "path": e.pointer} if {
+	some e in _volatile_entries
+	e.key == "kubectl.kubernetes.io/restartedAt"
+	msg := sprintf(
+		"%s sets kubectl.kubernetes.io/restartedAt in %s: that annotation is what `kubectl rollout restart` writes on the live object; in the manifest it restarts the pods whenever its value changes (on every sync if a template renders the current time, keeping the Application OutOfSync) and it undoes the next manual restart. Remove it from the manifest; restart pods with `kubectl rollout restart`.",
+		[_subject, e.field_name],
+	)
+}
+
+violations contains {"msg": msg, "path": e.pointer} if {
+	some e in _volatile_entries
+	contains(lower(e.key), "rollme")
+	msg := sprintf(
+		"%s sets %s in %s, Helm's rollme trick: {{ randAlphaNum 5 }} renders a new value every time, so Argo CD sees the Application OutOfSync after every refresh and rolls the pods on every sync. Use a checksum of what the pods should follow instead (checksum/config: {{ include (print $.Template.BasePath \"/configmap.yaml\") . | sha256sum }}), which changes only when that does.",
+		[_subject, e.key, e.field_name],
+	)
+}
+
+violations contains {"msg": msg, "path": e.pointer} if {
+	some e in _volatile_entries
+	not e.key in _not_render_time
+	not contains(lower(e.key), "rollme")
+	_timestamp_like(e.key, e.value)
+	msg := sprintf(
+		"%s sets a timestamp in the %s %s %s: \"%s\" differs on every render if a template produces the current time (Helm now, date), and then Argo CD sees the Application OutOfSync after every refresh and auto-sync re-applies it in a loop%s. Render a stable value (the commit, the chart or image version) or remove it; if the value is fixed in Git on purpose, exempt this object.",
+		[_subject, e.location_name, e.kind_word, e.key, e.value, _rollout_note(e)],
+	)
+}
+
+# Keys handled above, or set by people to a fixed time on purpose.
+_not_render_time := {"kubectl.kubernetes.io/restartedAt", "argocd.argoproj.io/deletion-approved"}
+
+_rollout_note(e) := ", rolling the pods each time" if e.location != "/metadata"
+
+else := ""
+
+# A date-time at the start of the value: RFC 3339, or Go's time.String() that Helm's `now` renders
+# ("2026-08-08 00:18:00.123456 +0000 UTC").
+_timestamp_like(_, value) if regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}`, value)
+
+# Label-safe forms, only under a key that names a time.
+_timestamp_like(key, value) if {
+	_time_key(key)
+	some pattern in [
+		`^[0-9]{10}([0-9]{3})?$`, # epoch seconds or milliseconds
+		`^[0-9]{8}T?[0-9]{4,6}Z?$`, # 20260808T001800Z
+		`^[0-9]{4}-[0-9]{2}-[0-9]{2}([T_.-][0-9]{2}[.-]?[0-9]{2}([.-]?[0-9]{2})?Z?)?$`, # 2026-08-08, 2026-08-08T00-18-00Z
+	]
+	regex.match(pattern, value)
+}
+
+_time_key(key) if {
+	parts := split(key, "/")
+	regex.match(`(time|date|stamp|build|deployed|created|updated|rendered|generated|restarted)`, lower(parts[count(parts) - 1]))
+}
+
+# {"location", "field", "field_name", "key", "value", "pointer"} for every string annotation or
+# label value that is new in this request.
+_volatile_entries contains entry if {
+	_judged
+	_volatile_checks
+	some entry in _entries
+	_changed(entry)
+}
+
+_volatile_checks if object.get(_sync, "is_hook", false) != true
+
+_entries contains {
+	"location": loc.pointer,
+	"path": loc.path,
+	"field": field,
+	"field_name": sprintf("%s.%s", [loc.dotted, field]),
+	"location_name": loc.dotted,
+	"kind_word": trim_suffix(field, "s"),
+	"key": key,
+	"value": value,
+	"pointer": sprintf("%s/%s/%s", [loc.pointer, field, _escape(key)]),
+} if {
+	some loc in _locations
+	metadata := object.get(_resource, loc.path, {})
+	is_object(metadata)
+	some field in ["annotations", "labels"]
+	values := object.get(metadata, field, {})
+	is_object(values)
+	some key, value in values
+	is_string(value)
+}
+
+_locations := [
+	{"path": ["metadata"], "pointer": "/metadata", "dotted": "metadata"},
+	{"path": ["spec", "template", "metadata"], "pointer": "/spec/template/metadata", "dotted": "spec.template.metadata"},
+	{
+		"path": ["spec", "jobTemplate", "spec", "template", "metadata"],
+		"pointer": "/spec/jobTemplate/spec/template/metadata",
+		"dotted": "spec.jobTemplate.spec.template.metadata",
+	},
+]
+
+# On an admission UPDATE only values that differ from the object being replaced are news.
+_changed(_) if not _admission
+
+_changed(entry) if {
+	_admission
+	not _same_in_old(entry)
+}
+
+_same_in_old(entry) if {
+	is_object(input.old)
+	old_values := object.get(input.old, array.concat(entry.path, [entry.field]), {})
+	is_object(old_values)
+	object.get(old_values, entry.key, null) == entry.value
+}
+
+# ---- server-owned fields (manifests only) ----
+
+violations contains {"msg": msg, "path": path, "severity": f.severity} if {
+	_judged
+	_source_is_manifest
+	some field, f in _server_fields
+	value := object.get(_metadata, field, null)
+	not value in {null, "", [], {}} # what `kubectl create --dry-run -o yaml` prints is harmless
+	path := concat("/", ["/metadata", field])
+	msg := sprintf("%s sets metadata.%s, which the API server owns: %s. Remove it (it is usually copied from `kubectl get -o yaml`).", [_subject, field, f.effect])
+}
+
+violations contains {"msg": msg, "path": path, "severity": a.severity} if {
+	_judged
+	_source_is_manifest
+	some key, a in _server_annotations
+	object.get(_annotations, key, null) != null
+	path := concat("/", ["/metadata/annotations", _escape(key)])
+	msg := sprintf("%s sets the %s annotation, which %s. Remove it (it is usually copied from `kubectl get -o yaml`).", [_subject, key, a.effect])
+}
+
+_server_fields := {
+	"resourceVersion": {
+		"severity": "high",
+		"effect": "an apply carrying a stale resourceVersion is rejected with a conflict (\"the object has been modified\"), so syncs fail as soon as the live object changes",
+	},
+	"uid": {
+		"severity": "high",
+		"effect": "applied to an object with another uid (re-created, or in another cluster) the update is rejected",
+	},
+	"managedFields": {
+		"severity": "medium",
+		"effect": "server-side apply rejects it (metadata.managedFields must be nil) and a client-side apply overwrites every manager's field ownership",
+	},
+	"creationTimestamp": {
+		"severity": "low",
+		"effect": "the value written is ignored and never matches the live object",
+	},
+	"generation": {
+		"severity": "low",
+		"effect": "the value written is ignored and never matches the live object",
+	},
+	"selfLink": {
+		"severity": "low",
+		"effect": "the value written is ignored (the field is deprecated)",
+	},
+}
+
+_server_annotations := {
+	"deployment.kubernetes.io/revision": {
+		"severity": "medium",
+		"effect": "the Deployment controller owns and bumps on every rollout: the manifest never matches the live object (OutOfSync) and every sync writes a stale number back",
+	},
+	"kubectl.kubernetes.io/last-applied-configuration": {
+		"severity": "medium",
+		"effect": "is kubectl's record of the previous client-side apply: a copy in the manifest makes the next apply merge against a stale snapshot, so fields removed since then are not removed",
+	},
+}
+
+# ---- context ----
+
+# Objects Argo CD never applies (hook: Skip, garbage hooks) and deletions are not judged, nor are
+# live objects.
+_judged if {
+	_applies
+	not _never_applied
+	_source != "audit"
+}
+
+_never_applied if {
+	is_object(input.sync)
+	count(_list("phases")) == 0
+	not "PreDelete" in _list("hook_types")
+	not "PostDelete" in _list("hook_types")
+}
+
+_admission if _source == "admission"
+
+_source_is_manifest if not _source in {"admission", "audit"}
+
+default _source := ""
+
+_source := s if {
+	context := object.get(input, "context", {})
+	is_object(context)
+	s := object.get(context, "source", "")
+}
+
+default _annotations := {}
+
+_annotations := a if {
+	a := object.get(_metadata, "annotations", {})
+	is_object(a)
+}
+
+# RFC 6901: "~" -> "~0", "/" -> "~1".
+_escape(key) := replace(replace(key, "~", "~0"), "/", "~1")
+
+# ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
+# rule file stands alone) ----
+
+# Rules never judge a deletion.
+_applies if object.get(input, "operation", "") != "DELETE"
+
+default _resource := {}
+
+_resource := input.resource if is_object(input.resource)
+
+default _sync := {}
+
+_sync := input.sync if is_object(input.sync)
+
+# An array fact from input.sync, or [] when absent or malformed (regorus, unlike OPA, raises an
+# error when `some x in` meets a non-collection).
+_list(key) := v if {
+	v := object.get(_sync, key, [])
+	is_array(v)
+} else := []
+
+default _metadata := {}
+
+_metadata := m if {
+	m := object.get(_resource, "metadata", {})
+	is_object(m)
+}
+
+_str(obj, key) := v if {
+	v := object.get(obj, key, "")
+	is_string(v)
+} else := ""
+
+_name := _str(_metadata, "name")
+
+_generate_name := _str(_metadata, "generateName")
+
+_namespace := _str(_metadata, "namespace")
+
+default _display_name := "(unnamed)"
+
+_display_name := _name if _name != ""
+
+_display_name := concat("", [_generate_name, "*"]) if {
+	_name == ""
+	_generate_name != ""
+}
+
+_qualified_name := concat("/", [_namespace, _display_name]) if _namespace != ""
+
+_qualified_name := _display_name if _namespace == ""
+
+default _kind := "object"
+
+_kind := k if {
+	k := _str(_resource, "kind")
+	k != ""
+}
+
+# "Deployment shop/web"
+_subject := sprintf("%s %s", [_kind, _qualified_name])
