@@ -11,7 +11,7 @@
 # port accepting connections and to the first 200 from GET /readyz over HTTPS, check every review
 # once with curl, warm up with wrk, scrape /metrics, run wrk (on CPU 1) with --latency, scrape
 # /metrics again, read the server's peak RSS (VmHWM) and CPU time from /proc, stop it. Prints a
-# markdown table (also to --out). See bench/WEBHOOK.md for the method and recorded results.
+# markdown table (also to --out). See BENCHMARKS.md ("Webhook") for the method and recorded results.
 #
 #   --duration S      measured seconds per target (20)       --warmup S   warm-up seconds (5)
 #   --threads N       wrk threads (2)                        --connections N   wrk connections (32)
