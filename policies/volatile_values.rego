@@ -128,6 +128,25 @@ _entries contains {
 	is_object(values)
 	some key, value in values
 	is_string(value)
+	# Cheap filter first: this runs on every admitted object, and building the entry (three
+	# sprintf) for every label would cost more than all the checks below.
+	_suspect(key, value)
+}
+
+# Could one of the violations above report this key/value? (restartedAt, rollme, a timestamp.)
+_suspect(key, _) if key == "kubectl.kubernetes.io/restartedAt"
+
+_suspect(key, _) if contains(lower(key), "rollme")
+
+_suspect(key, value) if {
+	_starts_with_digit(value)
+	_timestamp_like(key, value)
+}
+
+_starts_with_digit(value) if {
+	first := substring(value, 0, 1)
+	first >= "0"
+	first <= "9"
 }
 
 _locations := [
