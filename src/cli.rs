@@ -285,11 +285,21 @@ pub struct ReconcileArgs {
     pub loop_window: std::time::Duration,
 
     /// SG502: more syncs (or Synced→OutOfSync flips) than this within the window is a loop.
-    #[arg(long, value_name = "N", env = "SYNCGUARD_LOOP_SYNCS", default_value_t = 5)]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_LOOP_SYNCS",
+        default_value_t = 5
+    )]
     pub loop_syncs: u32,
 
     /// SG503: report more completed, never-deleted hook Jobs/Pods than this per Application.
-    #[arg(long, value_name = "N", env = "SYNCGUARD_HOOK_THRESHOLD", default_value_t = 10)]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_HOOK_THRESHOLD",
+        default_value_t = 10
+    )]
     pub hook_threshold: usize,
 
     /// Do not repeat an Event for the same Application, rule and cause within this period.
@@ -322,7 +332,12 @@ pub struct ReconcileArgs {
     pub audit_exclude_namespaces: Vec<String>,
 
     /// At most this many results per PolicyReport (the summary counts the rest).
-    #[arg(long, value_name = "N", env = "SYNCGUARD_REPORT_MAX_RESULTS", default_value_t = 200)]
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_REPORT_MAX_RESULTS",
+        default_value_t = 200
+    )]
     pub report_max_results: usize,
 
     /// Do not run the background audit (the Application diagnosis still runs).
@@ -334,11 +349,21 @@ pub struct ReconcileArgs {
     pub policies: Option<PathBuf>,
 
     /// The policy engine's deadline per object.
-    #[arg(long, value_name = "MS", env = "SYNCGUARD_RULE_DEADLINE_MS", default_value_t = 250)]
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_RULE_DEADLINE_MS",
+        default_value_t = 250
+    )]
     pub rule_deadline_ms: u64,
 
     /// Plain-HTTP address for /livez, /readyz and /metrics.
-    #[arg(long, value_name = "ADDR", env = "SYNCGUARD_PROBE_LISTEN", default_value = "0.0.0.0:8080")]
+    #[arg(
+        long,
+        value_name = "ADDR",
+        env = "SYNCGUARD_PROBE_LISTEN",
+        default_value = "0.0.0.0:8080"
+    )]
     pub probe_listen: std::net::SocketAddr,
 
     /// Act as the only writer without a Lease (a single replica, or local runs).
@@ -346,8 +371,12 @@ pub struct ReconcileArgs {
     pub no_leader_election: bool,
 
     /// Name of the leader Lease.
-    #[arg(long, value_name = "NAME", env = "SYNCGUARD_LEASE_NAME",
-          default_value = "syncguard-reconciler")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SYNCGUARD_LEASE_NAME",
+        default_value = "syncguard-reconciler"
+    )]
     pub lease_name: String,
 
     /// Namespace of the leader Lease (required with election; falls back to POD_NAMESPACE,
@@ -360,7 +389,12 @@ pub struct ReconcileArgs {
     pub identity: Option<String>,
 
     /// Field manager for writes, and the Events' reportingController.
-    #[arg(long, value_name = "NAME", env = "SYNCGUARD_FIELD_MANAGER", default_value = "syncguard")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SYNCGUARD_FIELD_MANAGER",
+        default_value = "syncguard"
+    )]
     pub field_manager: String,
 
     /// Log format: auto (pretty on a terminal, JSON otherwise), json or pretty. Levels come
@@ -379,7 +413,9 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
     let mut total = std::time::Duration::ZERO;
     let mut rest = s;
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
         if digits == 0 {
             return Err(format!("{s:?}: expected a number, e.g. 90s, 20m, 1h30m"));
         }
@@ -399,7 +435,11 @@ pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
             "h" => std::time::Duration::from_secs(n.saturating_mul(3600)),
             "d" => std::time::Duration::from_secs(n.saturating_mul(86400)),
             "" => return Err(format!("{s:?}: missing unit (ms, s, m, h, d), e.g. {n}m")),
-            other => return Err(format!("{s:?}: unknown unit {other:?} (use ms, s, m, h, d)")),
+            other => {
+                return Err(format!(
+                    "{s:?}: unknown unit {other:?} (use ms, s, m, h, d)"
+                ));
+            }
         };
         total = total.saturating_add(part);
     }
@@ -706,8 +746,15 @@ mod tests {
         assert_eq!(args.lease_name, "syncguard-reconciler");
         assert!(!args.no_audit && !args.no_leader_election);
         let cli = Cli::try_parse_from([
-            "syncguard", "reconcile", "--app-namespace", "argocd", "--app-namespace", "team-a",
-            "--stuck-after", "15m", "--no-audit",
+            "syncguard",
+            "reconcile",
+            "--app-namespace",
+            "argocd",
+            "--app-namespace",
+            "team-a",
+            "--stuck-after",
+            "15m",
+            "--no-audit",
         ])
         .unwrap();
         let Command::Reconcile(args) = cli.command else {

@@ -42,7 +42,9 @@ pub fn config(
         let identity = non_empty(args.identity.clone())
             .or_else(|| non_empty(env("POD_NAME")))
             .or_else(hostname)
-            .ok_or_else(|| anyhow::anyhow!("cannot tell this replica's identity: set --identity"))?;
+            .ok_or_else(|| {
+                anyhow::anyhow!("cannot tell this replica's identity: set --identity")
+            })?;
         Some(LeaseConfig {
             name: args.lease_name.clone(),
             namespace,
@@ -144,8 +146,11 @@ mod tests {
 
     #[test]
     fn zero_loop_syncs_is_refused() {
-        let err = config(&args(&["--loop-syncs", "0", "--no-leader-election"]), |_| None)
-            .unwrap_err();
+        let err = config(
+            &args(&["--loop-syncs", "0", "--no-leader-election"]),
+            |_| None,
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("--loop-syncs"));
     }
 }

@@ -105,13 +105,12 @@ impl Reconciler {
 
         if stuck::is_stuck(app, now, cfg.stuck_after) {
             let blocker = stuck::blocker(app);
-            let facts = match &blocker {
-                Some(b) => stuck::fetch_facts(client, b).await.unwrap_or_else(|e| {
-                    note(e);
-                    stuck::LiveFacts::default()
-                }),
-                None => stuck::LiveFacts::default(),
-            };
+            let mut facts = stuck::LiveFacts::default();
+            if let Some(b) = &blocker
+                && let Err(e) = stuck::fetch_facts(client, b, &mut facts).await
+            {
+                note(e);
+            }
             findings.extend(stuck::diagnose(
                 app,
                 now,
@@ -362,7 +361,13 @@ mod tests {
             .destination("app-foo")
             .running_since("2026-11-30T02:00:00Z")
             .running_hook("PreSync", "batch", "Job", "svc-foo-migration")
-            .resource("external-secrets.io", "ExternalSecret", "db-creds", 2, false)
+            .resource(
+                "external-secrets.io",
+                "ExternalSecret",
+                "db-creds",
+                2,
+                false,
+            )
             .resource("batch", "Job", "svc-foo-migration", 5, true)
     }
 
@@ -376,7 +381,11 @@ mod tests {
             Exchange::list(
                 "/api/v1/namespaces/app-foo/pods",
                 &["labelSelector=batch.kubernetes.io%2Fcontroller-uid%3Djob-uid-svc-foo-migration"],
-                vec![pod_crashlooping_json("app-foo", "svc-foo-migration-x7k2p", 7)],
+                vec![pod_crashlooping_json(
+                    "app-foo",
+                    "svc-foo-migration-x7k2p",
+                    7,
+                )],
             ),
             Exchange::list(
                 "/api/v1/namespaces/app-foo/events",
@@ -390,17 +399,20 @@ mod tests {
     }
 
     fn event_post(reason: &'static str, note_contains: &'static str) -> Exchange {
-        Exchange::post("/apis/events.k8s.io/v1/namespaces/argocd/events", move |ev: &Value| {
-            assert_eq!(ev["reason"], reason);
-            assert_eq!(ev["type"], "Warning");
-            assert_eq!(ev["action"], "Diagnose");
-            assert_eq!(ev["reportingController"], "syncguard");
-            assert_eq!(ev["regarding"]["kind"], "Application");
-            assert_eq!(ev["regarding"]["apiVersion"], "argoproj.io/v1alpha1");
-            let note = ev["note"].as_str().unwrap();
-            assert!(note.len() <= 1024);
-            assert!(note.contains(note_contains), "{note}");
-        })
+        Exchange::post(
+            "/apis/events.k8s.io/v1/namespaces/argocd/events",
+            move |ev: &Value| {
+                assert_eq!(ev["reason"], reason);
+                assert_eq!(ev["type"], "Warning");
+                assert_eq!(ev["action"], "Diagnose");
+                assert_eq!(ev["reportingController"], "syncguard");
+                assert_eq!(ev["regarding"]["kind"], "Application");
+                assert_eq!(ev["regarding"]["apiVersion"], "argoproj.io/v1alpha1");
+                let note = ev["note"].as_str().unwrap();
+                assert!(note.len() <= 1024);
+                assert!(note.contains(note_contains), "{note}");
+            },
+        )
     }
 
     #[tokio::test]
@@ -417,15 +429,23 @@ mod tests {
         ));
         let server = serve(handle, script);
         let (findings, outcomes, action) =
-            within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z"))).await.unwrap();
+            within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+                .await
+                .unwrap();
         assert_eq!(findings.len(), 1);
         assert_eq!(outcomes, [Outcome::Emitted]);
         assert_eq!(action, Action::requeue(STUCK_RECHECK));
         let mut handle = within_2s(server).await.unwrap();
         assert_no_more_requests(&mut handle).await;
         let metrics = r.ctx.metrics.encode();
-        assert!(metrics.contains("syncguard_events_total{outcome=\"emitted\"} 1"), "{metrics}");
-        assert!(metrics.contains("syncguard_open_live_findings{rule=\"SG501\"} 1"), "{metrics}");
+        assert!(
+            metrics.contains("syncguard_events_total{outcome=\"emitted\"} 1"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("syncguard_open_live_findings{rule=\"SG501\"} 1"),
+            "{metrics}"
+        );
     }
 
     #[tokio::test]
@@ -438,16 +458,29 @@ mod tests {
         // The second reconcile re-reads the facts (they may change) but posts nothing.
         script.extend(stuck_sync_facts());
         let server = serve(handle, script);
-        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z"))).await.unwrap();
-        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:46:00Z"))).await.unwrap();
+        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:46:00Z")))
+            .await
+            .unwrap();
         assert_eq!(first.1, [Outcome::Emitted]);
         assert_eq!(second.1, [Outcome::Deduplicated]);
-        assert_ne!(first.0[0].message, second.0[0].message, "the duration moved on");
+        assert_ne!(
+            first.0[0].message, second.0[0].message,
+            "the duration moved on"
+        );
         let mut handle = within_2s(server).await.unwrap();
         assert_no_more_requests(&mut handle).await;
         let metrics = r.ctx.metrics.encode();
-        assert!(metrics.contains("syncguard_events_total{outcome=\"deduplicated\"} 1"), "{metrics}");
-        assert!(metrics.contains("syncguard_live_findings_total{rule=\"SG501\"} 1"), "{metrics}");
+        assert!(
+            metrics.contains("syncguard_events_total{outcome=\"deduplicated\"} 1"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("syncguard_live_findings_total{rule=\"SG501\"} 1"),
+            "{metrics}"
+        );
     }
 
     #[tokio::test]
@@ -456,7 +489,9 @@ mod tests {
         let r = Reconciler::new(context(client, Config::default(), true));
         let app = seed_app().live();
         let (findings, outcomes, action) =
-            within_2s(r.reconcile_app(&app, at("2026-11-30T02:10:00Z"))).await.unwrap();
+            within_2s(r.reconcile_app(&app, at("2026-11-30T02:10:00Z")))
+                .await
+                .unwrap();
         assert!(findings.is_empty() && outcomes.is_empty());
         assert_eq!(action, Action::requeue(Duration::from_secs(10 * 60 + 1)));
         assert_no_more_requests(&mut handle).await;
@@ -465,12 +500,77 @@ mod tests {
     #[tokio::test]
     async fn a_follower_diagnoses_nothing_and_never_calls_the_api() {
         let (client, mut handle) = mock_client();
-        let r = Reconciler::new(context(client, Config::default(), false));
-        let app = seed_app().live();
-        let (findings, _, _) =
-            within_2s(r.reconcile_app(&app, at("2026-11-30T03:00:00Z"))).await.unwrap();
-        assert!(findings.is_empty());
+        let r = Arc::new(Reconciler::new(context(client, Config::default(), false)));
+        // Through the controller's entry point, as kube-runtime calls it.
+        let action = within_2s(reconcile(Arc::new(seed_app().dynamic()), r.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            action,
+            Action::requeue(STUCK_RECHECK),
+            "stuck for hours by now"
+        );
         assert_no_more_requests(&mut handle).await;
+        let metrics = r.ctx.metrics.encode();
+        assert!(metrics.contains("syncguard_application_reconciles_total{outcome=\"ok\"} 1"));
+        assert!(!metrics.contains("syncguard_events_total{"), "{metrics}");
+    }
+
+    #[tokio::test]
+    async fn a_hook_whose_job_is_gone_is_still_reported_with_its_phase_and_duration() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::not_found("/apis/batch/v1/namespaces/app-foo/jobs/svc-foo-migration"),
+                Exchange::list(
+                    "/api/v1/namespaces/app-foo/pods",
+                    &["labelSelector=batch.kubernetes.io%2Fjob-name%3Dsvc-foo-migration"],
+                    vec![],
+                ),
+                event_post(
+                    "StuckSync",
+                    "PreSync Job svc-foo-migration has run 25 min and Argo CD still waits for \
+                     it, but Job app-foo/svc-foo-migration no longer exists.",
+                ),
+            ],
+        );
+        let (_, outcomes, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:25:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(outcomes, [Outcome::Emitted]);
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_forbidden_pod_list_still_reports_the_hook_and_fails_the_reconcile_for_a_retry() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::get(
+                    "/apis/batch/v1/namespaces/app-foo/jobs/svc-foo-migration",
+                    job_json("app-foo", "svc-foo-migration", "2026-11-30T02:00:00Z"),
+                ),
+                Exchange::list("/api/v1/namespaces/app-foo/pods", &[], vec![]).failing(403),
+                event_post(
+                    "StuckSync",
+                    "PreSync Job svc-foo-migration has run 30 min and Argo CD is still waiting \
+                     for it.",
+                ),
+            ],
+        );
+        let err = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap_err();
+        assert_eq!(err.api_code(), Some(403));
+        assert_eq!(err.metric_label(), "kube");
+        within_2s(server).await.unwrap();
     }
 
     #[tokio::test]
@@ -483,13 +583,20 @@ mod tests {
         script.extend(stuck_sync_facts());
         script.push(event_post("StuckSync", "CrashLoopBackOff"));
         let server = serve(handle, script);
-        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z"))).await.unwrap();
+        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
         assert_eq!(first.1, [Outcome::Failed]);
-        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:42:00Z"))).await.unwrap();
+        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:42:00Z")))
+            .await
+            .unwrap();
         assert_eq!(second.1, [Outcome::Emitted]);
         within_2s(server).await.unwrap();
         let metrics = r.ctx.metrics.encode();
-        assert!(metrics.contains("syncguard_events_total{outcome=\"failed\"} 1"), "{metrics}");
+        assert!(
+            metrics.contains("syncguard_events_total{outcome=\"failed\"} 1"),
+            "{metrics}"
+        );
     }
 
     fn looping_app() -> AppBuilder {
@@ -539,12 +646,16 @@ mod tests {
                 ),
             ],
         );
-        let (findings, outcomes, _) =
-            within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z"))).await.unwrap();
+        let (findings, outcomes, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap();
         assert_eq!(outcomes, [Outcome::Emitted]);
         let snippet = findings[0].snippet.as_deref().unwrap();
         assert!(snippet.contains("- /spec/replicas"), "{snippet}");
-        assert!(snippet.contains("RespectIgnoreDifferences=true"), "{snippet}");
+        assert!(
+            snippet.contains("RespectIgnoreDifferences=true"),
+            "{snippet}"
+        );
         let mut handle = within_2s(server).await.unwrap();
         assert_no_more_requests(&mut handle).await;
     }
@@ -569,17 +680,29 @@ mod tests {
             vec![
                 Exchange::list("/apis/batch/v1/namespaces/shop/jobs", &[], jobs),
                 Exchange::list("/api/v1/namespaces/shop/pods", &[], vec![]),
-                event_post("HookAccumulation", "has left 4 completed hook objects behind"),
+                event_post(
+                    "HookAccumulation",
+                    "has left 4 completed hook objects behind",
+                ),
             ],
         );
-        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:05:00Z"))).await.unwrap();
+        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:05:00Z")))
+            .await
+            .unwrap();
         assert_eq!(first.1, [Outcome::Emitted]);
         // Same finished sync: no new LIST, the finding stays open, no new Event.
-        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:06:00Z"))).await.unwrap();
+        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:06:00Z")))
+            .await
+            .unwrap();
         assert_eq!(second.1, [Outcome::Deduplicated]);
         let mut handle = within_2s(server).await.unwrap();
         assert_no_more_requests(&mut handle).await;
-        assert!(r.ctx.metrics.encode().contains("syncguard_open_live_findings{rule=\"SG503\"} 1"));
+        assert!(
+            r.ctx
+                .metrics
+                .encode()
+                .contains("syncguard_open_live_findings{rule=\"SG503\"} 1")
+        );
     }
 
     #[test]

@@ -59,7 +59,7 @@ impl LiveFinding {
     pub fn note(&self) -> String {
         let mut note = format!("{} Fix: {}", self.message, self.fix);
         if let Some(snippet) = &self.snippet
-            && note.len() + snippet.len() + 1 <= NOTE_LIMIT
+            && note.len() + snippet.len() < NOTE_LIMIT
         {
             note.push('\n');
             note.push_str(snippet);
@@ -118,8 +118,14 @@ mod tests {
         assert_eq!(human_duration(Duration::from_secs(45)), "45 s");
         assert_eq!(human_duration(Duration::from_secs(41 * 60 + 59)), "41 min");
         assert_eq!(human_duration(Duration::from_secs(2 * 3600)), "2 h");
-        assert_eq!(human_duration(Duration::from_secs(2 * 3600 + 300)), "2 h 5 min");
-        assert_eq!(human_duration(Duration::from_secs(3 * 86400 + 4 * 3600)), "3 d 4 h");
+        assert_eq!(
+            human_duration(Duration::from_secs(2 * 3600 + 300)),
+            "2 h 5 min"
+        );
+        assert_eq!(
+            human_duration(Duration::from_secs(3 * 86400 + 4 * 3600)),
+            "3 d 4 h"
+        );
     }
 
     #[test]
@@ -134,7 +140,10 @@ mod tests {
         let note = finding.note();
         assert!(note.len() <= NOTE_LIMIT, "{}", note.len());
         assert!(note.ends_with('…'));
-        assert!(!note.contains("x: 1"), "the snippet is dropped when it does not fit");
+        assert!(
+            !note.contains("x: 1"),
+            "the snippet is dropped when it does not fit"
+        );
     }
 
     #[test]

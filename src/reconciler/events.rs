@@ -122,7 +122,13 @@ impl Emitter {
             .is_some_and(|t| now - t < self.dedup)
     }
 
-    fn remember(&self, key: Key, now: OffsetDateTime, metrics: &ReconcilerMetrics, f: &LiveFinding) {
+    fn remember(
+        &self,
+        key: Key,
+        now: OffsetDateTime,
+        metrics: &ReconcilerMetrics,
+        f: &LiveFinding,
+    ) {
         metrics
             .findings
             .get_or_create(&RuleLabels {
@@ -156,7 +162,10 @@ impl Emitter {
             open.insert(app_key.to_string(), now);
         }
         for rule in RULES {
-            let count = open.values().filter(|rules| rules.contains(rule.id)).count();
+            let count = open
+                .values()
+                .filter(|rules| rules.contains(rule.id))
+                .count();
             metrics
                 .open_findings
                 .get_or_create(&RuleLabels {
@@ -187,7 +196,8 @@ impl Emitter {
 
     /// The Event for one finding.
     pub fn event(&self, app: &LiveApplication, f: &LiveFinding, now: OffsetDateTime) -> Event {
-        let stamp = Timestamp::from_nanosecond(now.unix_timestamp_nanos()).unwrap_or_else(|_| Timestamp::now());
+        let stamp = Timestamp::from_nanosecond(now.unix_timestamp_nanos())
+            .unwrap_or_else(|_| Timestamp::now());
         // Unique per emission (like kubectl's `<object>.<hex time>`), within the 253-char limit.
         let base: String = app.name.chars().take(200).collect();
         let name = format!("{base}.{:x}", now.unix_timestamp_nanos());

@@ -61,12 +61,15 @@ pub fn context(client: kube::Client, config: Config, leader: bool) -> Arc<Contex
     })
 }
 
+/// Asserts on a request's JSON body.
+pub type BodyCheck = Box<dyn Fn(&Value) + Send>;
+
 /// One expected request and its canned answer.
 pub struct Exchange {
     method: Method,
     path: String,
     query: Vec<String>,
-    body: Option<Box<dyn Fn(&Value) + Send>>,
+    body: Option<BodyCheck>,
     status: StatusCode,
     response: Value,
 }
@@ -107,7 +110,13 @@ impl Exchange {
     /// Answer with this HTTP status instead (the body becomes a Status object).
     pub fn failing(mut self, code: u16) -> Self {
         self.status = StatusCode::from_u16(code).unwrap();
-        self.response = status_body(code, "InternalError");
+        let reason = match code {
+            403 => "Forbidden",
+            404 => "NotFound",
+            409 => "Conflict",
+            _ => "InternalError",
+        };
+        self.response = status_body(code, reason);
         self
     }
 
@@ -154,7 +163,10 @@ pub fn serve(mut handle: Handle, exchanges: Vec<Exchange>) -> JoinHandle<Handle>
             assert_eq!(parts.uri.path(), ex.path, "request #{i}");
             let query = parts.uri.query().unwrap_or_default();
             for q in &ex.query {
-                assert!(query.contains(q.as_str()), "request #{i}: query {query:?} lacks {q:?}");
+                assert!(
+                    query.contains(q.as_str()),
+                    "request #{i}: query {query:?} lacks {q:?}"
+                );
             }
             let mut response = ex.response;
             if let Some(check) = ex.body {
@@ -248,7 +260,9 @@ impl LeaseServer {
                             .pointer("/spec/holderIdentity")
                             .and_then(Value::as_str)
                             .map(str::to_string);
-                        let wants = patch.pointer("/spec/holderIdentity").and_then(Value::as_str);
+                        let wants = patch
+                            .pointer("/spec/holderIdentity")
+                            .and_then(Value::as_str);
                         if content_type.contains("apply-patch")
                             && held_by.is_some()
                             && wants.is_some()
@@ -353,8 +367,9 @@ impl AppBuilder {
     /// A hook whose phase is Running in `syncResult.resources` (and Argo CD's matching message).
     pub fn running_hook(mut self, hook_type: &str, group: &str, kind: &str, name: &str) -> Self {
         let ns = self.value["spec"]["destination"]["namespace"].clone();
-        self.value["status"]["operationState"]["message"] =
-            json!(format!("waiting for completion of hook {group}/{kind}/{name}"));
+        self.value["status"]["operationState"]["message"] = json!(format!(
+            "waiting for completion of hook {group}/{kind}/{name}"
+        ));
         self.value["status"]["operationState"]["syncResult"]["resources"]
             .as_array_mut()
             .unwrap()
@@ -404,20 +419,11 @@ impl AppBuilder {
         self.value["status"]["history"]
             .as_array_mut()
             .unwrap()
-            .push(json!({"id": id, "revision": "abc", "deployStartedAt": started,
-                         "deployedAt": deployed}));
+            .push(
+                json!({"id": id, "revision": "abc", "deployStartedAt": started,
+                         "deployedAt": deployed}),
+            );
         self
-    }
-
-    /// `metadata.resourceVersion`.
-    pub fn resource_version(mut self, rv: &str) -> Self {
-        self.value["metadata"]["resourceVersion"] = json!(rv);
-        self
-    }
-
-    /// The object as JSON.
-    pub fn json(&self) -> Value {
-        self.value.clone()
     }
 
     /// The object as a `DynamicObject` (what the controller receives).

@@ -98,12 +98,16 @@ fn policies(meta: &ObjectMeta) -> (bool, bool, bool) {
             .unwrap_or_default()
     };
     let mut all = csv(DELETE_POLICY);
-    all.extend(csv(HELM_DELETE_POLICY).into_iter().map(|p| match p.as_str() {
-        "hook-succeeded" => "HookSucceeded".to_string(),
-        "hook-failed" => "HookFailed".to_string(),
-        "before-hook-creation" => "BeforeHookCreation".to_string(),
-        _ => p,
-    }));
+    all.extend(
+        csv(HELM_DELETE_POLICY)
+            .into_iter()
+            .map(|p| match p.as_str() {
+                "hook-succeeded" => "HookSucceeded".to_string(),
+                "hook-failed" => "HookFailed".to_string(),
+                "before-hook-creation" => "BeforeHookCreation".to_string(),
+                _ => p,
+            }),
+    );
     let has = |p: &str| all.iter().any(|x| x == p);
     (hook, has("HookSucceeded"), has("HookFailed"))
 }
@@ -143,7 +147,11 @@ pub fn from_job(job: &Job, app: &LiveApplication) -> Option<HookObject> {
         return None;
     }
     let conditions = job.status.as_ref()?.conditions.as_ref()?;
-    let done = |t: &str| conditions.iter().any(|c| c.type_ == t && c.status == "True");
+    let done = |t: &str| {
+        conditions
+            .iter()
+            .any(|c| c.type_ == t && c.status == "True")
+    };
     let succeeded = done("Complete");
     if !succeeded && !done("Failed") {
         return None;
@@ -340,16 +348,31 @@ pub(crate) mod tests {
         running["status"] = json!({"active": 1});
         assert!(from_job(&job(running), &app).is_none());
         let other_app = AppBuilder::new("billing").destination("shop").live();
-        assert!(from_job(&job(hook_job_json("smoke-f", 6, json!({}), false)), &other_app).is_none());
+        assert!(
+            from_job(
+                &job(hook_job_json("smoke-f", 6, json!({}), false)),
+                &other_app
+            )
+            .is_none()
+        );
     }
 
     #[test]
     fn more_leftovers_than_the_threshold_are_reported_with_oldest_and_newest() {
         let app = shop();
         let hooks: Vec<HookObject> = (1..=11)
-            .map(|d| from_job(&job(hook_job_json(&format!("smoke-{d:02}"), d, json!({}), false)), &app).unwrap())
+            .map(|d| {
+                from_job(
+                    &job(hook_job_json(&format!("smoke-{d:02}"), d, json!({}), false)),
+                    &app,
+                )
+                .unwrap()
+            })
             .collect();
-        assert!(diagnose(&app, &hooks[..10], 10).is_none(), "10 is not above a threshold of 10");
+        assert!(
+            diagnose(&app, &hooks[..10], 10).is_none(),
+            "10 is not above a threshold of 10"
+        );
         let f = diagnose(&app, &hooks, 10).unwrap();
         assert_eq!(f.rule.id, "SG503");
         assert_eq!(

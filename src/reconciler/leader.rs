@@ -42,7 +42,12 @@ pub async fn manager(client: kube::Client, lease: &LeaseConfig) -> Result<LeaseM
         .map_err(Error::Lease)
 }
 
-fn publish(tx: &watch::Sender<bool>, metrics: &ReconcilerMetrics, leader: bool, lease: &LeaseConfig) {
+fn publish(
+    tx: &watch::Sender<bool>,
+    metrics: &ReconcilerMetrics,
+    leader: bool,
+    lease: &LeaseConfig,
+) {
     let was = tx.send_replace(leader);
     metrics.leader.set(i64::from(leader));
     if was != leader {
@@ -112,7 +117,7 @@ pub async fn run(
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::reconciler::fixtures::{LeaseServer, mock_client};
@@ -139,9 +144,15 @@ mod tests {
         let (tx, rx) = watch::channel(false);
         let metrics = Arc::new(ReconcilerMetrics::new());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(run(client, lease(identity), tx, metrics.clone(), async move {
-            let _ = stopped.await;
-        }));
+        let task = tokio::spawn(run(
+            client,
+            lease(identity),
+            tx,
+            metrics.clone(),
+            async move {
+                let _ = stopped.await;
+            },
+        ));
         Replica {
             rx,
             metrics,

@@ -80,12 +80,11 @@ pub async fn run_with_client(
 ) -> Result<()> {
     let source = config.policies.clone();
     let deadline = config.rule_deadline;
-    let policies = tokio::task::spawn_blocking(move || {
-        crate::webhook::load_policies(&source, deadline)
-    })
-    .await
-    .map_err(|e| Error::Config(format!("policy loading panicked: {e}")))?
-    .map_err(Error::Policies)?;
+    let policies =
+        tokio::task::spawn_blocking(move || crate::webhook::load_policies(&source, deadline))
+            .await
+            .map_err(|e| Error::Config(format!("policy loading panicked: {e}")))?
+            .map_err(Error::Policies)?;
     tracing::info!(rules = policies.rules().len(), "policies loaded");
 
     let metrics = Arc::new(ReconcilerMetrics::new());
@@ -114,7 +113,11 @@ pub async fn run_with_client(
     let probes = tokio::spawn({
         let router = probe_router(metrics.clone());
         let rest = Shutdown(rest.clone());
-        async move { axum::serve(listener, router).with_graceful_shutdown(rest.wait()).await }
+        async move {
+            axum::serve(listener, router)
+                .with_graceful_shutdown(rest.wait())
+                .await
+        }
     });
     tracing::info!(addr = %probe_addr, "probes and metrics listening");
 
@@ -219,7 +222,10 @@ mod tests {
             StatusCode::SERVICE_UNAVAILABLE
         );
         metrics.ready.set(1);
-        assert_eq!(readyz(State(metrics.clone())).await.status(), StatusCode::OK);
+        assert_eq!(
+            readyz(State(metrics.clone())).await.status(),
+            StatusCode::OK
+        );
         let res = metrics_text(State(metrics)).await;
         assert_eq!(res.status(), StatusCode::OK);
         assert!(body(res).await.contains("syncguard_reconciler_ready 1"));

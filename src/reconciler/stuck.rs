@@ -67,6 +67,10 @@ pub struct LiveFacts {
     pub pods: Vec<Pod>,
     /// Events about the newest pod (FailedMount, FailedScheduling, Failed, BackOff...).
     pub events: Vec<Event>,
+    /// The Job was looked up (so `job: None` means it is gone, not unknown).
+    pub job_checked: bool,
+    /// The pods were listed (so no pods means none exist, not unknown).
+    pub pods_checked: bool,
 }
 
 /// When a Running operation crosses the threshold: `Some(remaining)` while it is still below
@@ -90,9 +94,9 @@ pub fn is_stuck(app: &LiveApplication, now: OffsetDateTime, stuck_after: Duratio
 pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
     let op = app.operation.as_ref()?;
     let running = |hooks: bool| {
-        op.results.iter().find(|r| {
-            r.hook_phase.as_deref() == Some("Running") && r.hook_type.is_some() == hooks
-        })
+        op.results
+            .iter()
+            .find(|r| r.hook_phase.as_deref() == Some("Running") && r.hook_type.is_some() == hooks)
     };
     if let Some(r) = running(true).or_else(|| running(false)) {
         let namespace = if r.namespace.is_empty() {
@@ -132,15 +136,15 @@ pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
 /// batch/Job/x [and N more hooks]` or `waiting for healthy state of apps/Deployment/y ...`.
 /// Returns (is a hook, `group/kind/name`).
 fn parse_waiting_message(message: &str) -> Option<(bool, &str)> {
-    let (is_hook, rest) = if let Some(rest) = message.strip_prefix("waiting for completion of hook ")
-    {
-        (true, rest)
-    } else {
-        (
-            false,
-            message.strip_prefix("waiting for healthy state of ")?,
-        )
-    };
+    let (is_hook, rest) =
+        if let Some(rest) = message.strip_prefix("waiting for completion of hook ") {
+            (true, rest)
+        } else {
+            (
+                false,
+                message.strip_prefix("waiting for healthy state of ")?,
+            )
+        };
     Some((is_hook, rest.split_whitespace().next()?))
 }
 
@@ -159,15 +163,22 @@ fn resource_of<'a>(
 /// the `batch.kubernetes.io/controller-uid` label the Job controller sets, or by job name when
 /// the Job is gone) and the events of the newest pod (`LIST` by `involvedObject`); for a Pod,
 /// the Pod and its events. Other kinds need nothing (the diagnosis still names them).
-pub async fn fetch_facts(client: &kube::Client, blocker: &Blocker) -> Result<LiveFacts> {
+///
+/// Fills `facts` as it goes, so that when a call fails (e.g. pods are forbidden in that
+/// namespace) the diagnosis still uses what was learnt before it.
+pub async fn fetch_facts(
+    client: &kube::Client,
+    blocker: &Blocker,
+    facts: &mut LiveFacts,
+) -> Result<()> {
     let ns = blocker.namespace.as_str();
-    let mut facts = LiveFacts::default();
     if blocker.is_job() {
         let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
         facts.job = jobs
             .get_opt(&blocker.name)
             .await
             .map_err(|e| Error::kube(format!("get job {ns}/{}", blocker.name), e))?;
+        facts.job_checked = true;
         let selector = match facts.job.as_ref().and_then(|j| j.metadata.uid.as_deref()) {
             Some(uid) => format!("batch.kubernetes.io/controller-uid={uid}"),
             None => format!("batch.kubernetes.io/job-name={}", blocker.name),
@@ -178,6 +189,7 @@ pub async fn fetch_facts(client: &kube::Client, blocker: &Blocker) -> Result<Liv
             .await
             .map_err(|e| Error::kube(format!("list pods of job {ns}/{}", blocker.name), e))?
             .items;
+        facts.pods_checked = true;
     } else if blocker.is_pod() {
         let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
         facts.pods = pods
@@ -186,6 +198,7 @@ pub async fn fetch_facts(client: &kube::Client, blocker: &Blocker) -> Result<Liv
             .map_err(|e| Error::kube(format!("get pod {ns}/{}", blocker.name), e))?
             .into_iter()
             .collect();
+        facts.pods_checked = true;
     }
     if let Some(pod) = newest(&facts.pods) {
         let name = pod.metadata.name.as_deref().unwrap_or_default();
@@ -200,7 +213,7 @@ pub async fn fetch_facts(client: &kube::Client, blocker: &Blocker) -> Result<Liv
             .map_err(|e| Error::kube(format!("list events of pod {ns}/{name}"), e))?
             .items;
     }
-    Ok(facts)
+    Ok(())
 }
 
 /// The most recently created pod (the one whose state matters now).
@@ -337,7 +350,11 @@ fn pod_state(pod: &Pod, events: &[Event]) -> PodState {
         let waiting_missing = waiting.message.as_deref().and_then(missing_ref);
         out.missing = waiting_missing.or(event_missing);
         out.cause = if let Some(m) = &out.missing {
-            Some(format!("{} {} not found", m.kind.to_ascii_lowercase(), m.name))
+            Some(format!(
+                "{} {} not found",
+                m.kind.to_ascii_lowercase(),
+                m.name
+            ))
         } else if last.and_then(|t| t.reason.as_deref()) == Some("OOMKilled") {
             Some("the container was OOMKilled (out of memory)".into())
         } else if out.state == "CrashLoopBackOff" {
@@ -361,16 +378,13 @@ fn pod_state(pod: &Pod, events: &[Event]) -> PodState {
         out.cause = Some("the container ran out of memory".into());
         return out;
     }
-    if let Some(cond) = status
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| {
-            cs.iter().find(|c| {
-                c.type_ == "PodScheduled"
-                    && c.status == "False"
-                    && c.reason.as_deref() == Some("Unschedulable")
-            })
+    if let Some(cond) = status.and_then(|s| s.conditions.as_ref()).and_then(|cs| {
+        cs.iter().find(|c| {
+            c.type_ == "PodScheduled"
+                && c.status == "False"
+                && c.reason.as_deref() == Some("Unschedulable")
         })
-    {
+    }) {
         out.state = "Unschedulable".into();
         out.cause = cond.message.clone().or(event_cause);
         return out;
@@ -378,7 +392,11 @@ fn pod_state(pod: &Pod, events: &[Event]) -> PodState {
     if out.state == "Pending" {
         out.missing = event_missing;
         out.cause = match &out.missing {
-            Some(m) => Some(format!("{} {} not found", m.kind.to_ascii_lowercase(), m.name)),
+            Some(m) => Some(format!(
+                "{} {} not found",
+                m.kind.to_ascii_lowercase(),
+                m.name
+            )),
             None => event_cause,
         };
     }
@@ -427,7 +445,9 @@ fn producer_sentence(
         (missing.kind == "Secret")
             .then(|| {
                 app.resources.iter().find(|r| {
-                    SECRET_PRODUCERS.contains(&r.kind.as_str()) && r.name == missing.name && ns_ok(r)
+                    SECRET_PRODUCERS.contains(&r.kind.as_str())
+                        && r.name == missing.name
+                        && ns_ok(r)
                 })
             })
             .flatten()
@@ -444,7 +464,10 @@ fn producer_sentence(
     let subject = if p.kind == missing.kind {
         format!("the {} is created", missing.kind)
     } else {
-        format!("the {} comes from {} {}, created", missing.kind, p.kind, p.name)
+        format!(
+            "the {} comes from {} {}, created",
+            missing.kind, p.kind, p.name
+        )
     };
     if p.hook {
         return (
@@ -496,7 +519,10 @@ pub fn diagnose(
         .map(|t| t.unix_timestamp().to_string())
         .unwrap_or_default();
     let Some(blocker) = blocker else {
-        let said = op.message.as_deref().unwrap_or("Argo CD reports no waiting step");
+        let said = op
+            .message
+            .as_deref()
+            .unwrap_or("Argo CD reports no waiting step");
         return Some(LiveFinding {
             rule: STUCK_SYNC,
             message: format!(
@@ -608,9 +634,8 @@ pub fn diagnose(
                 });
             } else {
                 match state.state.as_str() {
-                    "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" => fixes.push(
-                        "fix the image reference or the pod's imagePullSecrets".to_string(),
-                    ),
+                    "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" => fixes
+                        .push("fix the image reference or the pod's imagePullSecrets".to_string()),
                     "OOMKilled" => fixes.push(format!(
                         "raise the memory limit of container {}",
                         state.container.as_deref().unwrap_or("?")
@@ -620,13 +645,20 @@ pub fn diagnose(
                          affinity or tolerations"
                             .to_string(),
                     ),
-                    "CrashLoopBackOff" if state.cause.as_deref().is_some_and(|c| c.contains("OOMKilled")) => {
+                    "CrashLoopBackOff"
+                        if state
+                            .cause
+                            .as_deref()
+                            .is_some_and(|c| c.contains("OOMKilled")) =>
+                    {
                         fixes.push(format!(
                             "raise the memory limit of container {}",
                             state.container.as_deref().unwrap_or("?")
                         ))
                     }
-                    "CrashLoopBackOff" | "RunContainerError" | "CreateContainerError"
+                    "CrashLoopBackOff"
+                    | "RunContainerError"
+                    | "CreateContainerError"
                     | "CreateContainerConfigError" => fixes.push(format!(
                         "read kubectl -n {ns} logs {} --previous and fix the failure",
                         state.name
@@ -646,7 +678,7 @@ pub fn diagnose(
                 ));
             }
         }
-        None if blocker.is_job() && facts.job.is_none() => {
+        None if blocker.is_job() && facts.job_checked && facts.job.is_none() => {
             message.push_str(&format!(
                 " and Argo CD still waits for it, but Job {ns}/{} no longer exists",
                 blocker.name
@@ -659,7 +691,7 @@ pub fn diagnose(
         }
         None => {
             message.push_str(" and Argo CD is still waiting for it");
-            if blocker.is_job() {
+            if blocker.is_job() && facts.pods_checked {
                 message.push_str(" (the Job has no pods)");
                 fingerprint.push_str("|no-pods");
             }
@@ -728,7 +760,13 @@ pub(crate) mod tests {
             .destination("app-foo")
             .running_since("2026-11-30T02:00:00Z")
             .running_hook("PreSync", "batch", "Job", "svc-foo-migration")
-            .resource("external-secrets.io", "ExternalSecret", "db-creds", 2, false)
+            .resource(
+                "external-secrets.io",
+                "ExternalSecret",
+                "db-creds",
+                2,
+                false,
+            )
             .resource("batch", "Job", "svc-foo-migration", 5, true)
             .resource("apps", "Deployment", "svc-foo", 6, false)
             .live()
@@ -747,8 +785,16 @@ pub(crate) mod tests {
                 "FailedMount",
                 "MountVolume.SetUp failed for volume \"db\" : secret \"db-creds\" not found",
             )],
+            ..LiveFacts::default()
         };
-        let f = diagnose(&app, at("2026-11-30T02:41:00Z"), TWENTY_MIN, Some(&b), &facts).unwrap();
+        let f = diagnose(
+            &app,
+            at("2026-11-30T02:41:00Z"),
+            TWENTY_MIN,
+            Some(&b),
+            &facts,
+        )
+        .unwrap();
         assert_eq!(f.rule.id, "SG501");
         assert_eq!(
             f.message,
@@ -756,8 +802,17 @@ pub(crate) mod tests {
              secret db-creds not found — the Secret comes from ExternalSecret db-creds, created \
              in wave 2 of the Sync phase, after this hook."
         );
-        assert!(f.fix.starts_with("Create Secret db-creds before the hook runs"), "{}", f.fix);
-        assert!(f.fix.contains("argocd app terminate-op svc-foo"), "{}", f.fix);
+        assert!(
+            f.fix
+                .starts_with("Create Secret db-creds before the hook runs"),
+            "{}",
+            f.fix
+        );
+        assert!(
+            f.fix.contains("argocd app terminate-op svc-foo"),
+            "{}",
+            f.fix
+        );
         assert!(f.fix.contains("activeDeadlineSeconds"), "{}", f.fix);
     }
 
@@ -765,12 +820,24 @@ pub(crate) mod tests {
     fn nothing_is_reported_below_the_threshold_and_the_remaining_time_is_known() {
         let app = seed_app();
         let now = at("2026-11-30T02:19:00Z");
-        assert!(diagnose(&app, now, TWENTY_MIN, blocker(&app).as_ref(), &LiveFacts::default()).is_none());
+        assert!(
+            diagnose(
+                &app,
+                now,
+                TWENTY_MIN,
+                blocker(&app).as_ref(),
+                &LiveFacts::default()
+            )
+            .is_none()
+        );
         assert_eq!(
             time_to_threshold(&app, now, TWENTY_MIN),
             Some(Duration::from_secs(60))
         );
-        assert_eq!(time_to_threshold(&app, at("2026-11-30T02:30:00Z"), TWENTY_MIN), None);
+        assert_eq!(
+            time_to_threshold(&app, at("2026-11-30T02:30:00Z"), TWENTY_MIN),
+            None
+        );
     }
 
     #[test]
@@ -782,7 +849,10 @@ pub(crate) mod tests {
             .resource("", "Pod", "smoke", -1, true)
             .live();
         let b = blocker(&app).unwrap();
-        assert_eq!((b.group.as_str(), b.kind.as_str(), b.name.as_str()), ("", "Pod", "smoke"));
+        assert_eq!(
+            (b.group.as_str(), b.kind.as_str(), b.name.as_str()),
+            ("", "Pod", "smoke")
+        );
         assert_eq!(b.namespace, "shop");
         assert!(b.is_hook());
         assert_eq!(b.wave, Some(-1));
@@ -800,9 +870,16 @@ pub(crate) mod tests {
                 "Back-off pulling image \"registry.example/migrate:v9\"",
             )],
             events: vec![],
+            ..LiveFacts::default()
         };
-        let f = diagnose(&app, at("2026-11-30T02:25:00Z"), TWENTY_MIN, blocker(&app).as_ref(), &facts)
-            .unwrap();
+        let f = diagnose(
+            &app,
+            at("2026-11-30T02:25:00Z"),
+            TWENTY_MIN,
+            blocker(&app).as_ref(),
+            &facts,
+        )
+        .unwrap();
         assert_eq!(
             f.message,
             "PreSync Job svc-foo-migration has run 25 min; its pod is in ImagePullBackOff: \
@@ -822,9 +899,16 @@ pub(crate) mod tests {
                 "0/3 nodes are available: 3 Insufficient memory.",
             )],
             events: vec![],
+            ..LiveFacts::default()
         };
-        let f = diagnose(&app, at("2026-11-30T02:21:00Z"), TWENTY_MIN, blocker(&app).as_ref(), &facts)
-            .unwrap();
+        let f = diagnose(
+            &app,
+            at("2026-11-30T02:21:00Z"),
+            TWENTY_MIN,
+            blocker(&app).as_ref(),
+            &facts,
+        )
+        .unwrap();
         assert!(
             f.message.ends_with(
                 "its pod cannot be scheduled: 0/3 nodes are available: 3 Insufficient memory."
@@ -837,12 +921,29 @@ pub(crate) mod tests {
     #[test]
     fn without_live_facts_the_hook_its_phase_and_duration_are_still_reported() {
         let app = seed_app();
-        let f = diagnose(
+        let unknown = diagnose(
             &app,
             at("2026-11-30T03:05:00Z"),
             TWENTY_MIN,
             blocker(&app).as_ref(),
             &LiveFacts::default(),
+        )
+        .unwrap();
+        assert_eq!(
+            unknown.message,
+            "PreSync Job svc-foo-migration has run 1 h 5 min and Argo CD is still waiting for it."
+        );
+        let gone = LiveFacts {
+            job_checked: true,
+            pods_checked: true,
+            ..LiveFacts::default()
+        };
+        let f = diagnose(
+            &app,
+            at("2026-11-30T03:05:00Z"),
+            TWENTY_MIN,
+            blocker(&app).as_ref(),
+            &gone,
         )
         .unwrap();
         assert_eq!(
@@ -860,33 +961,67 @@ pub(crate) mod tests {
             job: None,
             pods: vec![pod_crashlooping("app-foo", "p", 3)],
             events: vec![],
+            ..LiveFacts::default()
         };
-        let a = diagnose(&app, at("2026-11-30T02:30:00Z"), TWENTY_MIN, Some(&b), &crash).unwrap();
-        let later = diagnose(&app, at("2026-11-30T02:50:00Z"), TWENTY_MIN, Some(&b), &crash).unwrap();
+        let a = diagnose(
+            &app,
+            at("2026-11-30T02:30:00Z"),
+            TWENTY_MIN,
+            Some(&b),
+            &crash,
+        )
+        .unwrap();
+        let later = diagnose(
+            &app,
+            at("2026-11-30T02:50:00Z"),
+            TWENTY_MIN,
+            Some(&b),
+            &crash,
+        )
+        .unwrap();
         assert_ne!(a.message, later.message);
         assert_eq!(a.fingerprint, later.fingerprint);
         let pull = LiveFacts {
             job: None,
             pods: vec![pod_waiting("app-foo", "p", "ErrImagePull", "not found")],
             events: vec![],
+            ..LiveFacts::default()
         };
-        let other = diagnose(&app, at("2026-11-30T02:50:00Z"), TWENTY_MIN, Some(&b), &pull).unwrap();
+        let other = diagnose(
+            &app,
+            at("2026-11-30T02:50:00Z"),
+            TWENTY_MIN,
+            Some(&b),
+            &pull,
+        )
+        .unwrap();
         assert_ne!(a.fingerprint, other.fingerprint);
     }
 
     #[test]
     fn missing_secrets_and_configmaps_are_found_in_kubelet_messages() {
         assert_eq!(
-            missing_ref("MountVolume.SetUp failed for volume \"x\" : secret \"db-creds\" not found"),
-            Some(MissingRef { kind: "Secret", name: "db-creds".into() })
+            missing_ref(
+                "MountVolume.SetUp failed for volume \"x\" : secret \"db-creds\" not found"
+            ),
+            Some(MissingRef {
+                kind: "Secret",
+                name: "db-creds".into()
+            })
         );
         assert_eq!(
             missing_ref("configmap \"app-config\" not found"),
-            Some(MissingRef { kind: "ConfigMap", name: "app-config".into() })
+            Some(MissingRef {
+                kind: "ConfigMap",
+                name: "app-config".into()
+            })
         );
         assert_eq!(
             missing_ref("Error: secrets \"tls\" not found"),
-            Some(MissingRef { kind: "Secret", name: "tls".into() })
+            Some(MissingRef {
+                kind: "Secret",
+                name: "tls".into()
+            })
         );
         assert_eq!(missing_ref("secret \"x\" is forbidden"), None);
         assert_eq!(missing_ref("Back-off restarting failed container"), None);

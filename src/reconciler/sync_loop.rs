@@ -375,8 +375,7 @@ pub fn foreign_owners(object: &Value) -> Vec<ForeignOwner> {
             .get("subresource")
             .and_then(Value::as_str)
             .filter(|s| !s.is_empty());
-        if manager.is_empty() || ARGO_MANAGERS.contains(&manager) || subresource == Some("status")
-        {
+        if manager.is_empty() || ARGO_MANAGERS.contains(&manager) || subresource == Some("status") {
             continue;
         }
         let mut paths: Vec<FieldPath> = e
@@ -424,7 +423,11 @@ pub async fn fetch_live(
 ) -> Result<Vec<LiveObject>> {
     let mut out = Vec::new();
     for r in resources.iter().take(MAX_RESOURCES) {
-        let version = if r.version.is_empty() { "v1" } else { &r.version };
+        let version = if r.version.is_empty() {
+            "v1"
+        } else {
+            &r.version
+        };
         let gvk = GroupVersionKind::gvk(&r.group, version, &r.kind);
         let ar = ApiResource::from_gvk(&gvk);
         let api: Api<DynamicObject> = if r.namespace.is_empty() {
@@ -433,7 +436,11 @@ pub async fn fetch_live(
             Api::namespaced_with(client.clone(), &r.namespace, &ar)
         };
         let what = format!("get {} {}/{}", r.kind, r.namespace, r.name);
-        let Some(obj) = api.get_opt(&r.name).await.map_err(|e| Error::kube(&what, e))? else {
+        let Some(obj) = api
+            .get_opt(&r.name)
+            .await
+            .map_err(|e| Error::kube(&what, e))?
+        else {
             continue;
         };
         let object = serde_json::to_value(&obj).map_err(|source| Error::Serialization {
@@ -508,7 +515,12 @@ pub fn diagnose(
     let (message, fix, snippet) = if causes.is_empty() {
         let names: Vec<String> = live
             .iter()
-            .map(|o| format!("{} {}/{}", o.resource.kind, o.resource.namespace, o.resource.name))
+            .map(|o| {
+                format!(
+                    "{} {}/{}",
+                    o.resource.kind, o.resource.namespace, o.resource.name
+                )
+            })
             .collect();
         fingerprint.push(format!("unexplained:{}", names.join(",")));
         let which = if names.is_empty() {
@@ -531,7 +543,10 @@ pub fn diagnose(
             None,
         )
     } else {
-        let respect = app.sync_options.iter().any(|o| o == "RespectIgnoreDifferences=true");
+        let respect = app
+            .sync_options
+            .iter()
+            .any(|o| o == "RespectIgnoreDifferences=true");
         let fix = format!(
             "Let the other manager own the field: add ignoreDifferences for it{} so diffs and \
              syncs leave it alone, or remove it from the manifests (an HPA-scaled workload \
@@ -632,7 +647,10 @@ mod tests {
                     "k:{\"containerPort\":8080,\"protocol\":\"TCP\"}": {".": {}, "f:containerPort": {}}}}}}}},
             "f:metadata2": {"f:finalizers": {"v:\"foregroundDeletion\"": {}}}
         });
-        let shown: Vec<String> = fields_v1_paths(&fields).iter().map(FieldPath::display).collect();
+        let shown: Vec<String> = fields_v1_paths(&fields)
+            .iter()
+            .map(FieldPath::display)
+            .collect();
         assert!(shown.contains(&"spec.replicas".to_string()), "{shown:?}");
         assert!(shown.contains(&"spec.template.spec.containers[name=web].image".to_string()));
         assert!(shown.contains(
@@ -640,9 +658,14 @@ mod tests {
                 .to_string()
         ));
         assert!(shown.contains(&"metadata2.finalizers[foregroundDeletion]".to_string()));
-        assert!(shown.contains(&"metadata.annotations.deployment.kubernetes.io/revision".to_string()));
+        assert!(
+            shown.contains(&"metadata.annotations.deployment.kubernetes.io/revision".to_string())
+        );
         let replicas = fields_v1_paths(&json!({"f:spec": {"f:replicas": {}}}));
-        assert_eq!(replicas[0].json_pointer().as_deref(), Some("/spec/replicas"));
+        assert_eq!(
+            replicas[0].json_pointer().as_deref(),
+            Some("/spec/replicas")
+        );
         let keyed = fields_v1_paths(&json!({"f:a": {"k:{\"name\":\"x\"}": {"f:b": {}}}}));
         assert_eq!(keyed[0].json_pointer(), None);
     }
@@ -678,7 +701,10 @@ mod tests {
         let five = app_with(5).live();
         let now = at("2026-11-30T02:20:00Z");
         assert_eq!(tracker.observe(&five, now).syncs, 5);
-        assert!(!tracker.observe(&five, now).is_loop(5), "observing again adds nothing");
+        assert!(
+            !tracker.observe(&five, now).is_loop(5),
+            "observing again adds nothing"
+        );
         let six = app_with(6).live();
         let e = tracker.observe(&six, now);
         assert_eq!(e.syncs, 6);
@@ -716,9 +742,7 @@ mod tests {
 
     #[test]
     fn a_loop_over_an_hpa_scaled_deployment_names_the_field_the_hpa_and_the_snippet() {
-        let app = app_with(7)
-            .out_of_sync("apps", "Deployment", "web")
-            .live();
+        let app = app_with(7).out_of_sync("apps", "Deployment", "web").live();
         let live = vec![LiveObject {
             resource: app.resources[0].clone(),
             object: deployment_of(&hpa_deployment()),
@@ -744,6 +768,15 @@ mod tests {
              syncOptions:\n      - RespectIgnoreDifferences=true\n"
         );
         assert!(f.fix.contains("RespectIgnoreDifferences=true"));
-        assert!(diagnose(&app, LoopEvidence { syncs: 5, flips: 5 }, 5, Duration::from_secs(1800), &live).is_none());
+        assert!(
+            diagnose(
+                &app,
+                LoopEvidence { syncs: 5, flips: 5 },
+                5,
+                Duration::from_secs(1800),
+                &live
+            )
+            .is_none()
+        );
     }
 }
