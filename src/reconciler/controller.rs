@@ -225,10 +225,17 @@ fn key(app: &LiveApplication) -> String {
 /// The controller's reconcile function.
 pub async fn reconcile(obj: Arc<DynamicObject>, r: Arc<Reconciler>) -> Result<Action> {
     let started = Instant::now();
-    let value = serde_json::to_value(&*obj).map_err(|source| Error::Serialization {
+    let mut value = serde_json::to_value(&*obj).map_err(|source| Error::Serialization {
         what: "an Application",
         source,
     })?;
+    // List responses may omit an item's apiVersion/kind; the watch is over Applications only.
+    if let Some(map) = value.as_object_mut() {
+        map.entry("apiVersion")
+            .or_insert_with(|| format!("{}/{}", application::GROUP, application::VERSION).into());
+        map.entry("kind")
+            .or_insert_with(|| application::KIND.into());
+    }
     let Some(app) = LiveApplication::from_value(&value) else {
         return Ok(Action::await_change());
     };
