@@ -719,6 +719,26 @@ mod tests {
     }
 
     #[test]
+    fn reconcile_help_teaches_with_examples_and_names_every_env_variable() {
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("reconcile")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("syncguard reconcile --app-namespace argocd --stuck-after 15m"));
+        for env in [
+            "SYNCGUARD_APP_NAMESPACES",
+            "SYNCGUARD_STUCK_AFTER",
+            "SYNCGUARD_LEASE_NAMESPACE",
+            "SYNCGUARD_NO_LEADER_ELECTION",
+            "SYNCGUARD_LOG_FORMAT",
+        ] {
+            assert!(help.contains(env), "{env} missing");
+        }
+    }
+
+    #[test]
     fn durations_need_a_unit_and_may_combine_units() {
         use std::time::Duration;
         assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));

@@ -34,6 +34,8 @@ pub const STUCK_RECHECK: Duration = Duration::from_secs(5 * 60);
 pub const IDLE_RECHECK: Duration = Duration::from_secs(30 * 60);
 /// Error backoff: first retry, doubling per consecutive failure, up to the cap.
 pub const ERROR_BACKOFF: (Duration, Duration) = (Duration::from_secs(5), Duration::from_secs(300));
+/// How often readiness of the Application watch is re-checked until it is ready.
+const READY_POLL: Duration = Duration::from_millis(250);
 /// Per-object memories (hook checks, error counts) are cleared beyond this many Applications.
 const MAX_REMEMBERED_APPS: usize = 10_000;
 
@@ -338,8 +340,15 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let metrics = ctx.metrics.clone();
     let ready = tokio::spawn(async move {
         for store in stores {
-            if store.wait_until_ready().await.is_err() {
-                return;
+            // Re-poll on a short timer: the store's readiness is a single-waiter oneshot in
+            // kube-runtime 5, and the controller waits on it too, so a lone waiter here can miss
+            // the wake-up (seen in tests: ready never fired).
+            loop {
+                match tokio::time::timeout(READY_POLL, store.wait_until_ready()).await {
+                    Ok(Ok(())) => break,
+                    Ok(Err(_)) => return,
+                    Err(_) => {}
+                }
             }
         }
         tracing::info!("application watch synced");

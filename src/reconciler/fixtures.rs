@@ -137,7 +137,12 @@ fn status_body(code: u16, reason: &str) -> Value {
            "code": code, "message": format!("mock: {reason}")})
 }
 
-fn respond(send: tower_test::mock::SendResponse<Response<Body>>, status: StatusCode, body: &Value) {
+/// Answers one request with `status` and a JSON body.
+pub fn respond(
+    send: tower_test::mock::SendResponse<Response<Body>>,
+    status: StatusCode,
+    body: &Value,
+) {
     let bytes = serde_json::to_vec(body).unwrap();
     send.send_response(
         Response::builder()

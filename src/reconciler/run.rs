@@ -231,6 +231,86 @@ mod tests {
         assert!(body(res).await.contains("syncguard_reconciler_ready 1"));
     }
 
+    #[tokio::test]
+    async fn the_runner_gets_ready_after_listing_applications_runs_extra_tasks_and_stops_in_order()
+    {
+        use crate::reconciler::fixtures::{mock_client, respond};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::Duration;
+
+        let (client, mut handle) = mock_client();
+        let server = tokio::spawn(async move {
+            let (req, send) = handle.next_request().await.unwrap();
+            assert_eq!(req.uri().path(), "/apis/argoproj.io/v1alpha1/applications");
+            assert!(!req.uri().query().unwrap_or_default().contains("watch=true"));
+            respond(
+                send,
+                StatusCode::OK,
+                &serde_json::json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "ApplicationList",
+                                    "metadata": {"resourceVersion": "7"}, "items": []}),
+            );
+            // Then the watch: held open (no events) until the client goes away.
+            let mut held = Vec::new();
+            while let Some((req, send)) = handle.next_request().await {
+                assert!(req.uri().query().unwrap_or_default().contains("watch=true"));
+                held.push(send);
+            }
+        });
+
+        let (metrics_tx, metrics_rx) = tokio::sync::oneshot::channel();
+        let stopped = Arc::new(AtomicBool::new(false));
+        let seen_stop = stopped.clone();
+        let extra: ExtraTask = Box::new(move |ctx: Arc<Context>, shutdown: Shutdown| {
+            Box::pin(async move {
+                let _ = metrics_tx.send(ctx.metrics.clone());
+                assert!(
+                    ctx.is_leader(),
+                    "without election this replica is the writer"
+                );
+                shutdown.wait().await;
+                seen_stop.store(true, Ordering::SeqCst);
+            })
+        });
+        let (stop, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let config = Config {
+            probe_listen: "127.0.0.1:0".parse().unwrap(),
+            ..Config::default()
+        };
+        let runner = tokio::spawn(run_with_client(
+            client,
+            config,
+            async move {
+                let _ = stop_rx.await;
+            },
+            vec![extra],
+        ));
+        let metrics = tokio::time::timeout(Duration::from_secs(30), metrics_rx)
+            .await
+            .unwrap()
+            .unwrap();
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while metrics.ready.get() != 1 {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        })
+        .await
+        .unwrap();
+        assert_eq!(metrics.leader.get(), 1);
+
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(5), runner)
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(
+            stopped.load(Ordering::SeqCst),
+            "the extra task saw the shutdown"
+        );
+        assert_eq!(metrics.ready.get(), 0, "not ready once stopped");
+        server.abort();
+    }
+
     #[test]
     fn leader_election_without_a_namespace_is_refused() {
         let config = Config {
