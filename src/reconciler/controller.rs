@@ -6,7 +6,7 @@
 //! at once); only the leader fetches live objects and writes Events, so followers cost the API
 //! server nothing but their watch.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -34,6 +34,8 @@ pub const STUCK_RECHECK: Duration = Duration::from_secs(5 * 60);
 pub const IDLE_RECHECK: Duration = Duration::from_secs(30 * 60);
 /// Error backoff: first retry, doubling per consecutive failure, up to the cap.
 pub const ERROR_BACKOFF: (Duration, Duration) = (Duration::from_secs(5), Duration::from_secs(300));
+/// How often deleted Applications are forgotten (their open findings cleared).
+pub const FORGET_SWEEP: Duration = Duration::from_secs(5 * 60);
 /// How often readiness of the Application watch is re-checked until it is ready.
 const READY_POLL: Duration = Duration::from_millis(250);
 /// Per-object memories (hook checks, error counts) are cleared beyond this many Applications.
@@ -95,6 +97,8 @@ impl Reconciler {
             None => Action::requeue(IDLE_RECHECK),
         };
         if !self.ctx.is_leader() {
+            // A replica that lost the lease must not keep reporting its old open findings.
+            self.emitter.report(&self.ctx, app, &[], now).await;
             return Ok((Vec::new(), Vec::new(), action));
         }
         let client = &self.ctx.client;
@@ -155,6 +159,19 @@ impl Reconciler {
         match first_error {
             Some(e) => Err(e),
             None => Ok((findings, outcomes, action)),
+        }
+    }
+
+    /// Forgets every Application whose key (uid) is not in `live`: deleted Applications are
+    /// never reconciled again, so their open findings, counts and memories would stay for ever.
+    pub fn forget_missing(&self, live: &HashSet<String>) {
+        self.emitter.forget_missing(&self.ctx.metrics, live);
+        self.loops.forget_missing(live);
+        if let Ok(mut seen) = self.hooks_seen.lock() {
+            seen.retain(|k, _| live.contains(k));
+        }
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.retain(|k, _| live.contains(k));
         }
     }
 
@@ -314,6 +331,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     });
 
     let mut stores = Vec::new();
+    let mut sweep_stores = Vec::new();
     let mut runs = Vec::new();
     for api in apis {
         let mut stop = stop_rx.clone();
@@ -323,6 +341,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
                 let _ = stop.wait_for(|s| *s).await;
             });
         stores.push(controller.store());
+        sweep_stores.push(controller.store());
         runs.push(
             controller
                 .run(reconcile, error_policy, reconciler.clone())
@@ -354,7 +373,33 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         tracing::info!("application watch synced");
         metrics.ready.set(1);
     });
+    let sweeper = tokio::spawn({
+        let reconciler = reconciler.clone();
+        let stores = sweep_stores;
+        async move {
+            let mut tick = tokio::time::interval(FORGET_SWEEP);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let live: HashSet<String> = stores
+                    .iter()
+                    .flat_map(|s| s.state())
+                    .map(|o| {
+                        o.metadata.uid.clone().unwrap_or_else(|| {
+                            format!(
+                                "{}/{}",
+                                o.metadata.namespace.as_deref().unwrap_or_default(),
+                                o.metadata.name.as_deref().unwrap_or_default()
+                            )
+                        })
+                    })
+                    .collect();
+                reconciler.forget_missing(&live);
+            }
+        }
+    });
     futures::future::join_all(runs).await;
+    sweeper.abort();
     ready.abort();
     ctx.metrics.ready.set(0);
 }
@@ -718,6 +763,53 @@ mod tests {
                 .metrics
                 .encode()
                 .contains("syncguard_open_live_findings{rule=\"SG503\"} 1")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deleted_application_stops_counting_as_an_open_finding() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        let server = serve(handle, script);
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        within_2s(server).await.unwrap();
+        let open = "syncguard_open_live_findings{rule=\"SG501\"}";
+        assert!(r.ctx.metrics.encode().contains(&format!("{open} 1")));
+        r.forget_missing(&HashSet::from(["uid-some-other-app".to_string()]));
+        assert!(r.ctx.metrics.encode().contains(&format!("{open} 0")));
+        assert!(r.loops.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_replica_that_loses_the_lease_stops_reporting_its_open_findings() {
+        let (client, handle) = mock_client();
+        let (tx, rx) = watch::channel(true);
+        let mut ctx = Arc::try_unwrap(context(client, Config::default(), true)).unwrap();
+        ctx.leader = rx;
+        let r = Reconciler::new(Arc::new(ctx));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        let server = serve(handle, script);
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        let mut handle = within_2s(server).await.unwrap();
+        tx.send(false).unwrap();
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:42:00Z")))
+            .await
+            .unwrap();
+        assert_no_more_requests(&mut handle).await;
+        assert!(
+            r.ctx
+                .metrics
+                .encode()
+                .contains("syncguard_open_live_findings{rule=\"SG501\"} 0")
         );
     }
 

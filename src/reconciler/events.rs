@@ -150,6 +150,22 @@ impl Emitter {
         seen.insert(key, now);
     }
 
+    /// Drops the open findings and remembered causes of Applications not in `live` (deleted).
+    pub fn forget_missing(
+        &self,
+        metrics: &ReconcilerMetrics,
+        live: &std::collections::HashSet<String>,
+    ) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.retain(|(app, _, _), _| live.contains(app));
+        }
+        let Ok(mut open) = self.open.lock() else {
+            return;
+        };
+        open.retain(|app, _| live.contains(app));
+        Self::publish_open(metrics, &open);
+    }
+
     /// Keeps `open_findings{rule}` = number of Applications with an open finding of the rule.
     fn set_open(&self, metrics: &ReconcilerMetrics, app_key: &str, findings: &[LiveFinding]) {
         let Ok(mut open) = self.open.lock() else {
@@ -161,6 +177,10 @@ impl Emitter {
         } else {
             open.insert(app_key.to_string(), now);
         }
+        Self::publish_open(metrics, &open);
+    }
+
+    fn publish_open(metrics: &ReconcilerMetrics, open: &HashMap<String, BTreeSet<&'static str>>) {
         for rule in RULES {
             let count = open
                 .values()

@@ -431,6 +431,11 @@ impl AppBuilder {
         self
     }
 
+    /// The object as JSON (to edit what the builder has no method for).
+    pub fn json(&self) -> Value {
+        self.value.clone()
+    }
+
     /// The object as a `DynamicObject` (what the controller receives).
     pub fn dynamic(&self) -> kube::core::DynamicObject {
         serde_json::from_value(self.value.clone()).unwrap()

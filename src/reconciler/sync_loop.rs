@@ -41,9 +41,9 @@ pub const MAX_RESOURCES: usize = 5;
 /// What the tracker has seen of one Application within the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct LoopEvidence {
-    /// Finished sync operations (distinct start times).
+    /// Finished sync operations (distinct start times) of the most re-synced revision.
     pub syncs: usize,
-    /// Synced → OutOfSync transitions.
+    /// Synced → OutOfSync transitions while Synced to the same revision.
     pub flips: usize,
 }
 
@@ -57,14 +57,25 @@ impl LoopEvidence {
 
 #[derive(Debug, Default)]
 struct Entry {
-    /// Finished syncs: start time (unix ns) → finish time.
-    syncs: BTreeMap<i128, OffsetDateTime>,
-    /// When the app was seen turning OutOfSync.
-    flips: VecDeque<OffsetDateTime>,
+    /// Finished syncs: start time (unix ns) → (finish time, revision).
+    syncs: BTreeMap<i128, (OffsetDateTime, Option<String>)>,
+    /// When the app was seen turning OutOfSync, and the revision it was Synced to then.
+    flips: VecDeque<(OffsetDateTime, Option<String>)>,
     /// Resources seen OutOfSync recently (group, kind, namespace, name) → when last seen.
     out_of_sync: BTreeMap<(String, String, String, String), (OffsetDateTime, ResourceStatus)>,
     last_status: Option<String>,
     last_seen: Option<OffsetDateTime>,
+}
+
+/// The largest number of items that share one revision. A loop re-syncs the *same* revision;
+/// six commits deployed in half an hour are six syncs of six revisions, not a loop. Items whose
+/// revision is unknown count together.
+fn most_per_revision<'a>(revisions: impl Iterator<Item = &'a Option<String>>) -> usize {
+    let mut counts: HashMap<Option<&str>, usize> = HashMap::new();
+    for r in revisions {
+        *counts.entry(r.as_deref()).or_default() += 1;
+    }
+    counts.into_values().max().unwrap_or(0)
 }
 
 /// Per-Application sync history within the loop window, in memory.
@@ -119,7 +130,9 @@ impl LoopTracker {
             else {
                 continue;
             };
-            entry.syncs.insert(start.unix_timestamp_nanos(), done);
+            entry
+                .syncs
+                .insert(start.unix_timestamp_nanos(), (done, h.revision.clone()));
         }
         if let Some(op) = &app.operation
             && op.phase != "Running"
@@ -127,19 +140,21 @@ impl LoopTracker {
             && let Some(done) = op.finished_at
         {
             let start = op.started_at.unwrap_or(done);
-            entry.syncs.insert(start.unix_timestamp_nanos(), done);
+            entry
+                .syncs
+                .insert(start.unix_timestamp_nanos(), (done, op.revision.clone()));
         }
-        entry.syncs.retain(|_, done| *done >= since);
+        entry.syncs.retain(|_, (done, _)| *done >= since);
 
         let status = app.sync_status.clone();
         if entry.last_status.as_deref() == Some("Synced") && status.as_deref() == Some("OutOfSync")
         {
-            entry.flips.push_back(now);
+            entry.flips.push_back((now, app.sync_revision.clone()));
         }
         if status.is_some() {
             entry.last_status = status;
         }
-        while entry.flips.front().is_some_and(|t| *t < since) {
+        while entry.flips.front().is_some_and(|(t, _)| *t < since) {
             entry.flips.pop_front();
         }
 
@@ -170,8 +185,15 @@ impl LoopTracker {
         }
         entry.last_seen = Some(now);
         LoopEvidence {
-            syncs: entry.syncs.len(),
-            flips: entry.flips.len(),
+            syncs: most_per_revision(entry.syncs.values().map(|(_, r)| r)),
+            flips: most_per_revision(entry.flips.iter().map(|(_, r)| r)),
+        }
+    }
+
+    /// Drops the Applications whose key (uid) is not in `live`.
+    pub fn forget_missing(&self, live: &std::collections::HashSet<String>) {
+        if let Ok(mut entries) = self.entries.lock() {
+            entries.retain(|k, _| live.contains(k));
         }
     }
 
@@ -712,6 +734,24 @@ mod tests {
         // An hour later the same history is outside the window.
         let later = tracker.observe(&six, at("2026-11-30T03:30:00Z"));
         assert_eq!(later.syncs, 0);
+    }
+
+    #[test]
+    fn many_syncs_of_different_revisions_are_deployments_not_a_loop() {
+        let tracker = LoopTracker::new(Duration::from_secs(30 * 60));
+        let mut v = app_with(8).json();
+        for (i, h) in v["status"]["history"]
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .enumerate()
+        {
+            h["revision"] = json!(format!("commit-{i}"));
+        }
+        let app = LiveApplication::from_value(&v).unwrap();
+        let e = tracker.observe(&app, at("2026-11-30T02:25:00Z"));
+        assert_eq!(e.syncs, 1);
+        assert!(!e.is_loop(5));
     }
 
     #[test]
