@@ -469,35 +469,111 @@ fn producer_sentence(
             missing.kind, p.kind, p.name
         )
     };
-    if p.hook {
+    // A producer that is itself a hook runs in its hook phase (from this operation's
+    // results); anything else is applied in the Sync phase.
+    let producer_phase = if p.hook {
+        app.operation.as_ref().and_then(|op| {
+            op.results
+                .iter()
+                .find(|r| r.kind == p.kind && r.name == p.name)
+                .and_then(|r| r.hook_type.clone())
+        })
+    } else {
+        Some("Sync".to_string())
+    };
+    let Some(producer_phase) = producer_phase else {
         return (
             Some(format!("{subject} by a hook in wave {}", p.sync_wave)),
             false,
         );
-    }
-    let hook_rank = blocker.hook_type.as_deref().and_then(phase_rank);
-    let hook_wave = blocker.wave.unwrap_or(0);
-    let later = match hook_rank {
-        Some(rank) => rank < 1 || (rank == 1 && p.sync_wave > hook_wave),
-        None => false,
     };
-    if later {
-        (
-            Some(format!(
-                "{subject} in wave {} of the Sync phase, after this hook",
-                p.sync_wave
-            )),
-            true,
-        )
-    } else {
-        (
-            Some(format!(
-                "{subject} in wave {} of the Sync phase, before this hook — if it is filled \
-                 asynchronously it may not be ready yet",
-                p.sync_wave
-            )),
-            false,
-        )
+    let hook_wave = blocker.wave.unwrap_or(0);
+    let later = match (
+        blocker.hook_type.as_deref().and_then(phase_rank),
+        phase_rank(&producer_phase),
+    ) {
+        (Some(hook), Some(producer)) => {
+            producer > hook || (producer == hook && p.sync_wave > hook_wave)
+        }
+        _ => false,
+    };
+    let when = if later { "after" } else { "before" };
+    let mut sentence = format!(
+        "{subject} in wave {} of the {producer_phase} phase, {when} this hook",
+        p.sync_wave
+    );
+    if !later {
+        sentence.push_str(" — if it is filled asynchronously it may not be ready yet");
+    }
+    (Some(sentence), later)
+}
+
+#[cfg(test)]
+mod producer_tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::reconciler::fixtures::AppBuilder;
+
+    fn missing() -> MissingRef {
+        MissingRef {
+            kind: "Secret",
+            name: "db-creds".into(),
+        }
+    }
+
+    fn presync_hook(wave: i64) -> Blocker {
+        Blocker {
+            group: "batch".into(),
+            kind: "Job".into(),
+            namespace: "app-foo".into(),
+            name: "migrate".into(),
+            hook_type: Some("PreSync".into()),
+            wave: Some(wave),
+        }
+    }
+
+    #[test]
+    fn a_secret_made_by_an_earlier_presync_hook_is_not_called_late() {
+        let app = AppBuilder::new("svc-foo")
+            .destination("app-foo")
+            .running_since("2026-11-30T02:00:00Z")
+            .running_hook("PreSync", "", "Secret", "db-creds")
+            .resource("", "Secret", "db-creds", 1, true)
+            .live();
+        let (sentence, later) = producer_sentence(&app, &presync_hook(5), &missing());
+        assert!(!later);
+        assert_eq!(
+            sentence.unwrap(),
+            "the Secret is created in wave 1 of the PreSync phase, before this hook — if it is \
+             filled asynchronously it may not be ready yet"
+        );
+    }
+
+    #[test]
+    fn a_secret_made_in_a_later_wave_of_the_same_phase_is_late() {
+        let app = AppBuilder::new("svc-foo")
+            .destination("app-foo")
+            .running_since("2026-11-30T02:00:00Z")
+            .running_hook("PreSync", "", "Secret", "db-creds")
+            .resource("", "Secret", "db-creds", 7, true)
+            .live();
+        let (sentence, later) = producer_sentence(&app, &presync_hook(5), &missing());
+        assert!(later);
+        assert_eq!(
+            sentence.unwrap(),
+            "the Secret is created in wave 7 of the PreSync phase, after this hook"
+        );
+    }
+
+    #[test]
+    fn a_secret_nobody_in_the_app_creates_is_said_so() {
+        let app = AppBuilder::new("svc-foo").destination("app-foo").live();
+        let (sentence, later) = producer_sentence(&app, &presync_hook(5), &missing());
+        assert!(!later);
+        assert_eq!(
+            sentence.unwrap(),
+            "no object of this Application creates the Secret"
+        );
     }
 }
 
