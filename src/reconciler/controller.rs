@@ -139,6 +139,7 @@ impl Reconciler {
                 evidence,
                 cfg.loop_syncs,
                 cfg.loop_window,
+                &resources,
                 &live,
             ));
         }
@@ -405,7 +406,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
     use crate::reconciler::context::Config;
@@ -719,6 +720,39 @@ mod tests {
         );
         let mut handle = within_2s(server).await.unwrap();
         assert_no_more_requests(&mut handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_loop_over_a_kind_the_reconciler_may_not_read_is_still_reported() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let mut v = looping_app().json();
+        v["status"]["resources"][0]["group"] = json!("argoproj.io");
+        v["status"]["resources"][0]["version"] = json!("v1alpha1");
+        v["status"]["resources"][0]["kind"] = json!("Rollout");
+        let app = LiveApplication::from_value(&v).unwrap();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::get(
+                    "/apis/argoproj.io/v1alpha1/namespaces/shop/rollouts/web",
+                    json!({}),
+                )
+                .failing(403),
+                Exchange::list("/apis/batch/v1/namespaces/shop/jobs", &[], vec![]),
+                Exchange::list("/api/v1/namespaces/shop/pods", &[], vec![]),
+                event_post(
+                    "SyncLoop",
+                    "Application argocd/shop was synced 7 times in the last 30 min; Rollout \
+                     shop/web could not be read.",
+                ),
+            ],
+        );
+        let (_, outcomes, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .expect("a forbidden kind is skipped, not an error");
+        assert_eq!(outcomes, [Outcome::Emitted]);
+        within_2s(server).await.unwrap();
     }
 
     #[tokio::test]

@@ -436,9 +436,9 @@ pub struct LiveObject {
 }
 
 /// Fetches (GET) the live objects of `resources` (at most [`MAX_RESOURCES`]); objects that are
-/// gone are skipped. The resource path comes from kube's pluralisation of the kind, which is
-/// right for built-in kinds; a custom kind with an irregular plural answers 404 and is
-/// skipped.
+/// gone, forbidden to this service account, or not found under kube's pluralisation of their
+/// kind (right for built-in kinds; a custom kind with an irregular plural answers 404) are
+/// skipped. Other errors fail the fetch.
 pub async fn fetch_live(
     client: &kube::Client,
     resources: &[ResourceStatus],
@@ -458,12 +458,16 @@ pub async fn fetch_live(
             Api::namespaced_with(client.clone(), &r.namespace, &ar)
         };
         let what = format!("get {} {}/{}", r.kind, r.namespace, r.name);
-        let Some(obj) = api
-            .get_opt(&r.name)
-            .await
-            .map_err(|e| Error::kube(&what, e))?
-        else {
-            continue;
+        let obj = match api.get_opt(&r.name).await {
+            Ok(Some(obj)) => obj,
+            Ok(None) => continue,
+            // A kind this service account may not read (RBAC is per kind) or whose plural kube
+            // guessed wrong: that object cannot be explained, the others still can.
+            Err(kube::Error::Api(status)) if status.code == 403 || status.code == 404 => {
+                tracing::debug!(call = %what, code = status.code, "skipping an unreadable object");
+                continue;
+            }
+            Err(e) => return Err(Error::kube(&what, e)),
         };
         let object = serde_json::to_value(&obj).map_err(|source| Error::Serialization {
             what: "a live object",
@@ -478,11 +482,15 @@ pub async fn fetch_live(
 }
 
 /// SG502 over data: `None` unless `evidence` is a loop.
+///
+/// `out_of_sync` are the resources seen OutOfSync in the window, `live` those of them that
+/// could be read.
 pub fn diagnose(
     app: &LiveApplication,
     evidence: LoopEvidence,
     loop_syncs: u32,
     window: Duration,
+    out_of_sync: &[ResourceStatus],
     live: &[LiveObject],
 ) -> Option<LiveFinding> {
     if !evidence.is_loop(loop_syncs) {
@@ -535,25 +543,29 @@ pub fn diagnose(
         }
     }
     let (message, fix, snippet) = if causes.is_empty() {
-        let names: Vec<String> = live
+        let name = |r: &ResourceStatus| format!("{} {}/{}", r.kind, r.namespace, r.name);
+        let read: Vec<String> = live.iter().map(|o| name(&o.resource)).collect();
+        let unread: Vec<String> = out_of_sync
             .iter()
-            .map(|o| {
-                format!(
-                    "{} {}/{}",
-                    o.resource.kind, o.resource.namespace, o.resource.name
-                )
-            })
+            .map(name)
+            .filter(|n| !read.contains(n))
             .collect();
-        fingerprint.push(format!("unexplained:{}", names.join(",")));
-        let which = if names.is_empty() {
-            "no resource is OutOfSync right now".to_string()
-        } else {
-            format!(
+        fingerprint.push(format!("unexplained:{}", read.join(",")));
+        let mut which = Vec::new();
+        if !read.is_empty() {
+            which.push(format!(
                 "no other field manager owns fields of {} (defaulting, normalisation or a \
                  mutating webhook can cause this)",
-                names.join(", ")
-            )
-        };
+                read.join(", ")
+            ));
+        }
+        if !unread.is_empty() {
+            which.push(format!("{} could not be read", unread.join(", ")));
+        }
+        if which.is_empty() {
+            which.push("no resource was seen OutOfSync".to_string());
+        }
+        let which = which.join("; ");
         (
             format!("{head}; {which}."),
             format!(
@@ -792,6 +804,7 @@ mod tests {
             LoopEvidence { syncs: 7, flips: 0 },
             5,
             Duration::from_secs(30 * 60),
+            &app.resources,
             &live,
         )
         .unwrap();
@@ -814,6 +827,7 @@ mod tests {
                 LoopEvidence { syncs: 5, flips: 5 },
                 5,
                 Duration::from_secs(1800),
+                &app.resources,
                 &live
             )
             .is_none()
