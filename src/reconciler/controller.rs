@@ -468,6 +468,20 @@ mod tests {
                 assert_eq!(ev["type"], "Warning");
                 assert_eq!(ev["action"], "Diagnose");
                 assert_eq!(ev["reportingController"], "syncguard");
+                assert_eq!(
+                    ev["reportingInstance"], "syncguard",
+                    "no lease: the field manager"
+                );
+                assert!(
+                    ev["eventTime"].as_str().is_some_and(|t| t.contains('T')),
+                    "{ev}"
+                );
+                assert_eq!(ev["metadata"]["namespace"], ev["regarding"]["namespace"]);
+                assert!(
+                    ev["regarding"]["uid"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("uid-"))
+                );
                 assert_eq!(ev["regarding"]["kind"], "Application");
                 assert_eq!(ev["regarding"]["apiVersion"], "argoproj.io/v1alpha1");
                 let note = ev["note"].as_str().unwrap();
