@@ -116,6 +116,40 @@ pub enum Command {
     ///     --probe-listen 0.0.0.0:8080 --on-error allow
     Serve(ServeArgs),
 
+    /// Run the in-cluster reconciler: diagnose live Argo CD Applications and report Events.
+    ///
+    /// Watches argoproj.io/v1alpha1 Applications (all namespaces, or --app-namespace) and
+    /// reports, as Warning Events on the Application and as metrics:
+    ///
+    ///   SG501 stuck sync — an operation Running longer than --stuck-after, with the hook it
+    ///   waits for, its pod's state (CrashLoopBackOff, ImagePullBackOff, OOMKilled, a missing
+    ///   Secret and which wave creates it) and the fix;
+    ///
+    ///   SG502 OutOfSync loop — more than --loop-syncs syncs (or Synced→OutOfSync flips) within
+    ///   --loop-window, with the fields another field manager (an HPA, a controller) keeps
+    ///   changing and the ignoreDifferences snippet that ends it;
+    ///
+    ///   SG503 accumulated hooks — more than --hook-threshold completed hook Jobs/Pods left
+    ///   behind by generateName hooks without a delete policy.
+    ///
+    /// A finding is reported once per cause within --event-dedup. Replicas elect a leader on a
+    /// Lease (only the leader reads live objects and writes); /livez, /readyz and /metrics are
+    /// served over plain HTTP on --probe-listen. Uses the in-cluster service account, or
+    /// KUBECONFIG / ~/.kube/config outside a cluster. SIGTERM/SIGINT: writers stop, then the
+    /// Lease is released so a standby takes over at once.
+    ///
+    /// Every flag can also be set with its SYNCGUARD_* environment variable. Durations take a
+    /// unit: 90s, 20m, 1h30m, 2d.
+    ///
+    /// Examples:
+    ///
+    ///   syncguard reconcile --no-leader-election --probe-listen 127.0.0.1:8080
+    ///
+    ///   syncguard reconcile --app-namespace argocd --stuck-after 15m --loop-syncs 3
+    ///
+    ///   POD_NAMESPACE=syncguard POD_NAME=$(hostname) syncguard reconcile --log-format json
+    Reconcile(ReconcileArgs),
+
     /// Generate a development CA and a serving certificate for the webhook.
     ///
     /// Writes tls.crt, tls.key and ca.crt (the keys of a Kubernetes TLS Secret; ca.crt is the
@@ -227,6 +261,191 @@ pub struct ServeArgs {
     /// from RUST_LOG / SYNCGUARD_LOG (default info).
     #[arg(long, value_enum, env = "SYNCGUARD_LOG_FORMAT", default_value_t = LogFormat::Auto)]
     pub log_format: LogFormat,
+}
+
+/// `syncguard reconcile`.
+#[derive(Debug, Args)]
+pub struct ReconcileArgs {
+    /// Watch Applications in this namespace only (repeatable; default: all namespaces). The
+    /// environment variable takes a comma-separated list.
+    #[arg(
+        long = "app-namespace",
+        value_name = "NS",
+        env = "SYNCGUARD_APP_NAMESPACES",
+        value_delimiter = ','
+    )]
+    pub app_namespaces: Vec<String>,
+
+    /// SG501: report a sync operation Running longer than this.
+    #[arg(long, value_name = "DURATION", env = "SYNCGUARD_STUCK_AFTER", default_value = "20m",
+          value_parser = parse_duration)]
+    pub stuck_after: std::time::Duration,
+
+    /// SG502: the window in which repeated syncs of one Application count as a loop.
+    #[arg(long, value_name = "DURATION", env = "SYNCGUARD_LOOP_WINDOW", default_value = "30m",
+          value_parser = parse_duration)]
+    pub loop_window: std::time::Duration,
+
+    /// SG502: more syncs (or Synced→OutOfSync flips) than this within the window is a loop.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_LOOP_SYNCS",
+        default_value_t = 5
+    )]
+    pub loop_syncs: u32,
+
+    /// SG503: report more completed, never-deleted hook Jobs/Pods than this per Application.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_HOOK_THRESHOLD",
+        default_value_t = 10
+    )]
+    pub hook_threshold: usize,
+
+    /// Do not repeat an Event for the same Application, rule and cause within this period.
+    #[arg(long, value_name = "DURATION", env = "SYNCGUARD_EVENT_DEDUP", default_value = "1h",
+          value_parser = parse_duration)]
+    pub event_dedup: std::time::Duration,
+
+    /// How often the background audit re-evaluates live objects against the policies.
+    #[arg(long, value_name = "DURATION", env = "SYNCGUARD_AUDIT_INTERVAL", default_value = "10m",
+          value_parser = parse_duration)]
+    pub audit_interval: std::time::Duration,
+
+    /// Audit only this namespace (repeatable; default: all but the excluded ones).
+    #[arg(
+        long = "audit-namespace",
+        value_name = "NS",
+        env = "SYNCGUARD_AUDIT_NAMESPACES",
+        value_delimiter = ','
+    )]
+    pub audit_namespaces: Vec<String>,
+
+    /// Never audit this namespace (repeatable).
+    #[arg(
+        long = "audit-exclude-namespace",
+        value_name = "NS",
+        env = "SYNCGUARD_AUDIT_EXCLUDE_NAMESPACES",
+        value_delimiter = ',',
+        default_value = "kube-system,kube-public,kube-node-lease"
+    )]
+    pub audit_exclude_namespaces: Vec<String>,
+
+    /// At most this many results per PolicyReport (the summary counts the rest).
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_REPORT_MAX_RESULTS",
+        default_value_t = 200
+    )]
+    pub report_max_results: usize,
+
+    /// Do not run the background audit (the Application diagnosis still runs).
+    #[arg(long, env = "SYNCGUARD_NO_AUDIT")]
+    pub no_audit: bool,
+
+    /// Policy directory to use instead of the built-in rules.
+    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
+    pub policies: Option<PathBuf>,
+
+    /// The policy engine's deadline per object.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_RULE_DEADLINE_MS",
+        default_value_t = 250
+    )]
+    pub rule_deadline_ms: u64,
+
+    /// Plain-HTTP address for /livez, /readyz and /metrics.
+    #[arg(
+        long,
+        value_name = "ADDR",
+        env = "SYNCGUARD_PROBE_LISTEN",
+        default_value = "0.0.0.0:8080"
+    )]
+    pub probe_listen: std::net::SocketAddr,
+
+    /// Act as the only writer without a Lease (a single replica, or local runs).
+    #[arg(long, env = "SYNCGUARD_NO_LEADER_ELECTION")]
+    pub no_leader_election: bool,
+
+    /// Name of the leader Lease.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SYNCGUARD_LEASE_NAME",
+        default_value = "syncguard-reconciler"
+    )]
+    pub lease_name: String,
+
+    /// Namespace of the leader Lease (required with election; falls back to POD_NAMESPACE,
+    /// which the chart sets from the downward API).
+    #[arg(long, value_name = "NS", env = "SYNCGUARD_LEASE_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+
+    /// This replica's identity in the Lease (falls back to POD_NAME, then the hostname).
+    #[arg(long, value_name = "NAME", env = "SYNCGUARD_IDENTITY")]
+    pub identity: Option<String>,
+
+    /// Field manager for writes, and the Events' reportingController.
+    #[arg(
+        long,
+        value_name = "NAME",
+        env = "SYNCGUARD_FIELD_MANAGER",
+        default_value = "syncguard"
+    )]
+    pub field_manager: String,
+
+    /// Log format: auto (pretty on a terminal, JSON otherwise), json or pretty. Levels come
+    /// from RUST_LOG / SYNCGUARD_LOG (default info).
+    #[arg(long, value_enum, env = "SYNCGUARD_LOG_FORMAT", default_value_t = LogFormat::Auto)]
+    pub log_format: LogFormat,
+}
+
+/// Parses a duration with units: `500ms`, `90s`, `20m`, `1h30m`, `2d`. A bare number is
+/// refused: "20" could mean seconds or minutes, and guessing wrong silently is worse.
+pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty duration; use e.g. 90s, 20m, 1h".into());
+    }
+    let mut total = std::time::Duration::ZERO;
+    let mut rest = s;
+    while !rest.is_empty() {
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        if digits == 0 {
+            return Err(format!("{s:?}: expected a number, e.g. 90s, 20m, 1h30m"));
+        }
+        let n: u64 = rest[..digits]
+            .parse()
+            .map_err(|_| format!("{s:?}: number too large"))?;
+        rest = &rest[digits..];
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let unit = &rest[..unit_len];
+        rest = &rest[unit_len..];
+        let part = match unit {
+            "ms" => std::time::Duration::from_millis(n),
+            "s" => std::time::Duration::from_secs(n),
+            "m" => std::time::Duration::from_secs(n.saturating_mul(60)),
+            "h" => std::time::Duration::from_secs(n.saturating_mul(3600)),
+            "d" => std::time::Duration::from_secs(n.saturating_mul(86400)),
+            "" => return Err(format!("{s:?}: missing unit (ms, s, m, h, d), e.g. {n}m")),
+            other => {
+                return Err(format!(
+                    "{s:?}: unknown unit {other:?} (use ms, s, m, h, d)"
+                ));
+            }
+        };
+        total = total.saturating_add(part);
+    }
+    Ok(total)
 }
 
 /// `--on-error`.
@@ -499,5 +718,72 @@ mod tests {
         };
         assert_eq!(args.input.paths, vec![PathBuf::from("-")]);
         assert_eq!(args.format, PlanFormat::Text);
+    }
+
+    #[test]
+    fn reconcile_help_teaches_with_examples_and_names_every_env_variable() {
+        let mut cmd = Cli::command();
+        let help = cmd
+            .find_subcommand_mut("reconcile")
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("syncguard reconcile --app-namespace argocd --stuck-after 15m"));
+        for env in [
+            "SYNCGUARD_APP_NAMESPACES",
+            "SYNCGUARD_STUCK_AFTER",
+            "SYNCGUARD_LEASE_NAMESPACE",
+            "SYNCGUARD_NO_LEADER_ELECTION",
+            "SYNCGUARD_LOG_FORMAT",
+        ] {
+            assert!(help.contains(env), "{env} missing");
+        }
+    }
+
+    #[test]
+    fn durations_need_a_unit_and_may_combine_units() {
+        use std::time::Duration;
+        assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));
+        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(172_800)));
+        assert!(parse_duration("20").unwrap_err().contains("missing unit"));
+        assert!(parse_duration("5y").unwrap_err().contains("unknown unit"));
+        assert!(parse_duration("m").is_err());
+    }
+
+    #[test]
+    fn reconcile_defaults_match_the_documented_ones() {
+        let cli = Cli::try_parse_from(["syncguard", "reconcile"]).unwrap();
+        let Command::Reconcile(args) = cli.command else {
+            panic!("not reconcile");
+        };
+        assert_eq!(args.stuck_after, std::time::Duration::from_secs(20 * 60));
+        assert_eq!(args.loop_window, std::time::Duration::from_secs(30 * 60));
+        assert_eq!(args.event_dedup, std::time::Duration::from_secs(3600));
+        assert_eq!(
+            args.audit_exclude_namespaces,
+            ["kube-system", "kube-public", "kube-node-lease"]
+        );
+        assert_eq!(args.lease_name, "syncguard-reconciler");
+        assert!(!args.no_audit && !args.no_leader_election);
+        let cli = Cli::try_parse_from([
+            "syncguard",
+            "reconcile",
+            "--app-namespace",
+            "argocd",
+            "--app-namespace",
+            "team-a",
+            "--stuck-after",
+            "15m",
+            "--no-audit",
+        ])
+        .unwrap();
+        let Command::Reconcile(args) = cli.command else {
+            panic!("not reconcile");
+        };
+        assert_eq!(args.app_namespaces, ["argocd", "team-a"]);
+        assert_eq!(args.stuck_after, std::time::Duration::from_secs(900));
+        assert!(args.no_audit);
     }
 }

@@ -22,6 +22,7 @@ fn main() -> ExitCode {
         Command::Check(args) => command::check::run(args, is_terminal, &mut out),
         Command::Determinism(args) => command::determinism::run(args, is_terminal, &mut out),
         Command::Serve(args) => command::serve::run(args),
+        Command::Reconcile(args) => command::reconcile::run(args),
         Command::Certs(args) => command::certs::run(args, &mut out),
     };
     let result = result.and_then(|outcome| Ok(out.flush().map(|()| outcome)?));

@@ -6,6 +6,7 @@ pub mod check;
 pub mod determinism;
 pub mod inputs;
 pub mod plan;
+pub mod reconcile;
 pub mod serve;
 pub mod test;
 

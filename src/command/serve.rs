@@ -50,7 +50,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
 }
 
 /// Completes on SIGTERM (Kubernetes stopping the pod) or SIGINT (Ctrl-C).
-async fn shutdown_signal() {
+pub async fn shutdown_signal() {
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;

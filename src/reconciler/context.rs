@@ -45,6 +45,11 @@ pub struct Config {
     pub lease: Option<LeaseConfig>,
     /// Field manager for server-side apply and the Events' reporting controller.
     pub field_manager: String,
+    /// Whether the background audit runs (`--no-audit` turns it off; the Application
+    /// diagnosis SG501–SG503 runs either way).
+    pub audit_enabled: bool,
+    /// Plain-HTTP address of `/livez`, `/readyz` and `/metrics`.
+    pub probe_listen: std::net::SocketAddr,
 }
 
 impl Default for Config {
@@ -68,6 +73,8 @@ impl Default for Config {
             rule_deadline: Duration::from_millis(250),
             lease: None,
             field_manager: "syncguard".into(),
+            audit_enabled: true,
+            probe_listen: std::net::SocketAddr::from(([0, 0, 0, 0], 8080)),
         }
     }
 }

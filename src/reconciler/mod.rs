@@ -8,6 +8,16 @@
 //!   history), parsed leniently from JSON.
 //! - [`context`]: [`Config`] (what the flags decide) and [`Context`] (what every task shares:
 //!   client, config, metrics, the live policy set, leadership).
+//! - [`diagnosis`]: [`LiveFinding`], what a live rule concludes (message, fix, snippet, cause
+//!   fingerprint), as data.
+//! - [`stuck`] (SG501 stuck sync), [`sync_loop`] (SG502 OutOfSync loop), [`hooks`] (SG503
+//!   accumulated hooks): each a pure diagnosis over fetched facts plus the fetch itself.
+//! - [`events`]: findings → deduplicated Kubernetes Events on the Application, and the finding
+//!   metrics.
+//! - [`controller`]: the kube-runtime Controller over Applications that runs the three rules.
+//! - [`leader`]: leader election on a Lease; [`run`]: the process — client, policies, probes,
+//!   election, controller, extra tasks, ordered shutdown.
+//! - [`error`]: the reconciler's [`Error`].
 //!
 //! Every writer (Events, PolicyReports) runs only while this replica holds the leader Lease, so
 //! two replicas never both write; readers (caches, diagnosis) run on every replica.
@@ -16,6 +26,20 @@
 
 pub mod application;
 pub mod context;
+pub mod controller;
+pub mod diagnosis;
+pub mod error;
+pub mod events;
+#[cfg(test)]
+pub(crate) mod fixtures;
+pub mod hooks;
+pub mod leader;
+pub mod run;
+pub mod stuck;
+pub mod sync_loop;
 
 pub use application::LiveApplication;
 pub use context::{Config, Context, LeaseConfig};
+pub use diagnosis::LiveFinding;
+pub use error::Error;
+pub use run::{ExtraTask, Shutdown, run};

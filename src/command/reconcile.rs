@@ -1,0 +1,156 @@
+//! `syncguard reconcile`: flags → [`reconciler::Config`], logging, signals, and the
+//! reconciler's life.
+
+use std::time::Duration;
+
+use crate::cli::ReconcileArgs;
+use crate::policy::builtin::PolicySource;
+use crate::reconciler::{self, ExtraTask, LeaseConfig};
+
+use super::Outcome;
+use super::serve::{init_logging, shutdown_signal};
+
+/// How long a Lease is valid without renewal: client-go's default (15 s), so a dead leader is
+/// replaced within ~15 s while a healthy one renews every 10 s.
+pub const LEASE_DURATION: Duration = Duration::from_secs(15);
+
+/// Validates the flags into the reconciler configuration. `env` looks up the fallbacks the
+/// chart provides through the downward API (`POD_NAMESPACE`, `POD_NAME`).
+pub fn config(
+    args: &ReconcileArgs,
+    env: impl Fn(&str) -> Option<String>,
+) -> anyhow::Result<reconciler::Config> {
+    if args.stuck_after.is_zero() || args.loop_window.is_zero() {
+        anyhow::bail!("--stuck-after and --loop-window must be longer than zero");
+    }
+    if args.loop_syncs == 0 {
+        anyhow::bail!("--loop-syncs must be at least 1 (every single sync would be a loop)");
+    }
+    let non_empty = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+    let lease = if args.no_leader_election {
+        None
+    } else {
+        let namespace = non_empty(args.lease_namespace.clone())
+            .or_else(|| non_empty(env("POD_NAMESPACE")))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "leader election needs the Lease namespace: set --lease-namespace (or \
+                     SYNCGUARD_LEASE_NAMESPACE / POD_NAMESPACE), or run a single replica with \
+                     --no-leader-election"
+                )
+            })?;
+        let identity = non_empty(args.identity.clone())
+            .or_else(|| non_empty(env("POD_NAME")))
+            .or_else(hostname)
+            .ok_or_else(|| {
+                anyhow::anyhow!("cannot tell this replica's identity: set --identity")
+            })?;
+        Some(LeaseConfig {
+            name: args.lease_name.clone(),
+            namespace,
+            identity,
+            duration: LEASE_DURATION,
+        })
+    };
+    let clean = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    };
+    Ok(reconciler::Config {
+        app_namespaces: clean(&args.app_namespaces),
+        stuck_after: args.stuck_after,
+        loop_window: args.loop_window,
+        loop_syncs: args.loop_syncs,
+        hook_threshold: args.hook_threshold,
+        event_dedup: args.event_dedup,
+        audit_interval: args.audit_interval,
+        audit_namespaces: clean(&args.audit_namespaces),
+        audit_exclude_namespaces: clean(&args.audit_exclude_namespaces),
+        report_max_results: args.report_max_results,
+        policies: PolicySource::from_arg(args.policies.clone()),
+        rule_deadline: Duration::from_millis(args.rule_deadline_ms.max(1)),
+        lease,
+        field_manager: args.field_manager.clone(),
+        audit_enabled: !args.no_audit,
+        probe_listen: args.probe_listen,
+    })
+}
+
+/// The host name (the pod name inside Kubernetes).
+fn hostname() -> Option<String> {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_string())
+        .filter(|h| !h.is_empty())
+}
+
+/// Runs the reconciler until SIGTERM or SIGINT.
+pub fn run(args: &ReconcileArgs) -> anyhow::Result<Outcome> {
+    init_logging(args.log_format);
+    let config = config(args, |k| std::env::var(k).ok())?;
+    // kube's rustls client needs a process-wide crypto provider (ring, as everywhere here).
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("syncguard")
+        .build()?;
+    // Tasks that run next to the Application controller and stop before the Lease is released.
+    // The background audit joins here when `config.audit_enabled` (see `reconciler::ExtraTask`).
+    let extra: Vec<ExtraTask> = Vec::new();
+    runtime.block_on(reconciler::run(config, shutdown_signal(), extra))?;
+    Ok(Outcome::Clean)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::cli::{Cli, Command};
+    use clap::Parser;
+
+    fn args(extra: &[&str]) -> ReconcileArgs {
+        let mut argv = vec!["syncguard", "reconcile"];
+        argv.extend_from_slice(extra);
+        match Cli::try_parse_from(argv).unwrap().command {
+            Command::Reconcile(a) => a,
+            _ => panic!("not reconcile"),
+        }
+    }
+
+    #[test]
+    fn the_lease_namespace_and_identity_fall_back_to_the_pod_environment() {
+        let env = |k: &str| match k {
+            "POD_NAMESPACE" => Some("syncguard".to_string()),
+            "POD_NAME" => Some("syncguard-reconciler-7d9f-abcde".to_string()),
+            _ => None,
+        };
+        let config = config(&args(&[]), env).unwrap();
+        let lease = config.lease.unwrap();
+        assert_eq!(lease.namespace, "syncguard");
+        assert_eq!(lease.identity, "syncguard-reconciler-7d9f-abcde");
+        assert_eq!(lease.name, "syncguard-reconciler");
+        assert!(config.audit_enabled);
+    }
+
+    #[test]
+    fn election_without_a_namespace_is_refused_and_no_election_needs_none() {
+        let err = config(&args(&[]), |_| None).unwrap_err();
+        assert!(err.to_string().contains("--lease-namespace"), "{err}");
+        let config = config(&args(&["--no-leader-election", "--no-audit"]), |_| None).unwrap();
+        assert!(config.lease.is_none());
+        assert!(!config.audit_enabled);
+    }
+
+    #[test]
+    fn zero_loop_syncs_is_refused() {
+        let err = config(
+            &args(&["--loop-syncs", "0", "--no-leader-election"]),
+            |_| None,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("--loop-syncs"));
+    }
+}

@@ -1,0 +1,877 @@
+//! The Application controller: a kube-runtime `Controller` over Argo CD Applications (as
+//! `DynamicObject`s — Argo CD's CRD is not in k8s-openapi) that runs SG501–SG503 on every
+//! change and reports through [`Emitter`].
+//!
+//! Every replica watches and feeds the [`LoopTracker`] (so a new leader knows the recent syncs
+//! at once); only the leader fetches live objects and writes Events, so followers cost the API
+//! server nothing but their watch.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::controller::{self, Action, Controller};
+use kube::runtime::watcher;
+use time::OffsetDateTime;
+use tokio::sync::watch;
+
+use super::application::{self, LiveApplication};
+use super::context::Context;
+use super::diagnosis::LiveFinding;
+use super::error::{Error, Result};
+use super::events::{Emitter, Outcome};
+use super::sync_loop::LoopTracker;
+use super::{hooks, stuck, sync_loop};
+use crate::metrics::ReconcilerMetrics;
+
+/// While an operation is stuck, re-diagnose this often even without Application changes (pod
+/// states change without touching the Application).
+pub const STUCK_RECHECK: Duration = Duration::from_secs(5 * 60);
+/// Safety-net requeue for quiet Applications (Argo CD touches status every refresh anyway).
+pub const IDLE_RECHECK: Duration = Duration::from_secs(30 * 60);
+/// Error backoff: first retry, doubling per consecutive failure, up to the cap.
+pub const ERROR_BACKOFF: (Duration, Duration) = (Duration::from_secs(5), Duration::from_secs(300));
+/// How often deleted Applications are forgotten (their open findings cleared).
+pub const FORGET_SWEEP: Duration = Duration::from_secs(5 * 60);
+/// How often readiness of the Application watch is re-checked until it is ready.
+const READY_POLL: Duration = Duration::from_millis(250);
+/// Per-object memories (hook checks, error counts) are cleared beyond this many Applications.
+const MAX_REMEMBERED_APPS: usize = 10_000;
+
+/// Everything the reconcile function needs: the shared [`Context`] plus the controller's own
+/// in-memory state.
+#[derive(Debug)]
+pub struct Reconciler {
+    /// Shared context (client, config, metrics, leadership).
+    pub ctx: Arc<Context>,
+    /// SG502 sync counting.
+    pub loops: LoopTracker,
+    /// Event deduplication and finding metrics.
+    pub emitter: Emitter,
+    /// SG503: per Application, the last finished sync whose hooks were counted, and the result
+    /// (kept open between counts). Hooks only appear when a sync runs, so counting once per
+    /// finished sync is enough and spares two LISTs per reconcile.
+    hooks_seen: Mutex<HashMap<String, (i128, Option<LiveFinding>)>>,
+    /// Consecutive failures per Application, for the error backoff.
+    failures: Mutex<HashMap<String, u32>>,
+}
+
+impl Reconciler {
+    /// A reconciler over `ctx`; the Event instance name is the lease identity when there is
+    /// one, else the field manager.
+    pub fn new(ctx: Arc<Context>) -> Self {
+        let instance = ctx
+            .config
+            .lease
+            .as_ref()
+            .map(|l| l.identity.clone())
+            .unwrap_or_else(|| ctx.config.field_manager.clone());
+        Self {
+            loops: LoopTracker::new(ctx.config.loop_window),
+            emitter: Emitter::new(ctx.config.event_dedup, &ctx.config.field_manager, &instance),
+            hooks_seen: Mutex::new(HashMap::new()),
+            failures: Mutex::new(HashMap::new()),
+            ctx,
+        }
+    }
+
+    /// One reconcile of one Application at `now`: the findings it has now, how each was
+    /// reported, and when to look again. Errors of one rule's API calls do not stop the other
+    /// rules (nor the report of a less specific finding); the first error is returned after
+    /// reporting, so the controller retries with backoff.
+    pub async fn reconcile_app(
+        &self,
+        app: &LiveApplication,
+        now: OffsetDateTime,
+    ) -> Result<(Vec<LiveFinding>, Vec<Outcome>, Action)> {
+        let cfg = &self.ctx.config;
+        let evidence = self.loops.observe(app, now);
+        let until_stuck = stuck::time_to_threshold(app, now, cfg.stuck_after);
+        let action = match until_stuck {
+            // Wake up just after the operation crosses the threshold.
+            Some(left) => Action::requeue(left + Duration::from_secs(1)),
+            None if stuck::is_stuck(app, now, cfg.stuck_after) => Action::requeue(STUCK_RECHECK),
+            None => Action::requeue(IDLE_RECHECK),
+        };
+        if !self.ctx.is_leader() {
+            // A replica that lost the lease must not keep reporting its old open findings.
+            self.emitter.report(&self.ctx, app, &[], now).await;
+            return Ok((Vec::new(), Vec::new(), action));
+        }
+        let client = &self.ctx.client;
+        let mut findings = Vec::new();
+        let mut first_error: Option<Error> = None;
+        let mut note = |e: Error| {
+            tracing::warn!(app = %app.display_name(), error = %e, "live facts unavailable");
+            first_error.get_or_insert(e);
+        };
+
+        if stuck::is_stuck(app, now, cfg.stuck_after) {
+            let blocker = stuck::blocker(app);
+            let mut facts = stuck::LiveFacts::default();
+            if let Some(b) = &blocker
+                && let Err(e) = stuck::fetch_facts(client, b, &mut facts).await
+            {
+                note(e);
+            }
+            findings.extend(stuck::diagnose(
+                app,
+                now,
+                cfg.stuck_after,
+                blocker.as_ref(),
+                &facts,
+            ));
+        }
+
+        if evidence.is_loop(cfg.loop_syncs) {
+            let resources = self.loops.recent_out_of_sync(app);
+            let live = sync_loop::fetch_live(client, &resources)
+                .await
+                .unwrap_or_else(|e| {
+                    note(e);
+                    Vec::new()
+                });
+            findings.extend(sync_loop::diagnose(
+                app,
+                evidence,
+                cfg.loop_syncs,
+                cfg.loop_window,
+                &resources,
+                &live,
+            ));
+        }
+
+        match self.hooks_due(app) {
+            HooksDue::No(previous) => findings.extend(previous),
+            HooksDue::Yes(sync) => match hooks::fetch(client, app).await {
+                Ok(objects) => {
+                    let finding = hooks::diagnose(app, &objects, cfg.hook_threshold);
+                    self.hooks_counted(app, sync, finding.clone());
+                    findings.extend(finding);
+                }
+                Err(e) => note(e),
+            },
+        }
+
+        let outcomes = self.emitter.report(&self.ctx, app, &findings, now).await;
+        match first_error {
+            Some(e) => Err(e),
+            None => Ok((findings, outcomes, action)),
+        }
+    }
+
+    /// Forgets every Application whose key (uid) is not in `live`: deleted Applications are
+    /// never reconciled again, so their open findings, counts and memories would stay for ever.
+    pub fn forget_missing(&self, live: &HashSet<String>) {
+        self.emitter.forget_missing(&self.ctx.metrics, live);
+        self.loops.forget_missing(live);
+        if let Ok(mut seen) = self.hooks_seen.lock() {
+            seen.retain(|k, _| live.contains(k));
+        }
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.retain(|k, _| live.contains(k));
+        }
+    }
+
+    fn hooks_due(&self, app: &LiveApplication) -> HooksDue {
+        let Some(sync) = last_finished_sync(app) else {
+            return HooksDue::No(None);
+        };
+        let Ok(seen) = self.hooks_seen.lock() else {
+            return HooksDue::No(None);
+        };
+        match seen.get(&key(app)) {
+            Some((checked, finding)) if *checked == sync => HooksDue::No(finding.clone()),
+            _ => HooksDue::Yes(sync),
+        }
+    }
+
+    fn hooks_counted(&self, app: &LiveApplication, sync: i128, finding: Option<LiveFinding>) {
+        if let Ok(mut seen) = self.hooks_seen.lock() {
+            if seen.len() >= MAX_REMEMBERED_APPS {
+                seen.clear();
+            }
+            seen.insert(key(app), (sync, finding));
+        }
+    }
+
+    fn failed(&self, app_key: &str) -> u32 {
+        let Ok(mut failures) = self.failures.lock() else {
+            return 1;
+        };
+        if failures.len() >= MAX_REMEMBERED_APPS {
+            failures.clear();
+        }
+        let n = failures.entry(app_key.to_string()).or_insert(0);
+        *n = n.saturating_add(1);
+        *n
+    }
+
+    fn succeeded(&self, app_key: &str) {
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.remove(app_key);
+        }
+    }
+}
+
+enum HooksDue {
+    /// Already counted for the last finished sync: the finding then (if any) is still open.
+    No(Option<LiveFinding>),
+    /// A sync finished since the last count (its key is given).
+    Yes(i128),
+}
+
+/// The newest finished sync: the finished operation, else the last history entry.
+fn last_finished_sync(app: &LiveApplication) -> Option<i128> {
+    let op = app
+        .operation
+        .as_ref()
+        .filter(|o| o.phase != "Running" && o.phase != "Terminating")
+        .and_then(|o| o.finished_at);
+    let history = app.history.iter().filter_map(|h| h.deployed_at).max();
+    op.into_iter()
+        .chain(history)
+        .max()
+        .map(OffsetDateTime::unix_timestamp_nanos)
+}
+
+fn key(app: &LiveApplication) -> String {
+    app.uid.clone().unwrap_or_else(|| app.display_name())
+}
+
+/// The controller's reconcile function.
+pub async fn reconcile(obj: Arc<DynamicObject>, r: Arc<Reconciler>) -> Result<Action> {
+    let started = Instant::now();
+    let mut value = serde_json::to_value(&*obj).map_err(|source| Error::Serialization {
+        what: "an Application",
+        source,
+    })?;
+    // List responses may omit an item's apiVersion/kind; the watch is over Applications only.
+    if let Some(map) = value.as_object_mut() {
+        map.entry("apiVersion")
+            .or_insert_with(|| format!("{}/{}", application::GROUP, application::VERSION).into());
+        map.entry("kind")
+            .or_insert_with(|| application::KIND.into());
+    }
+    let Some(app) = LiveApplication::from_value(&value) else {
+        return Ok(Action::await_change());
+    };
+    let result = r.reconcile_app(&app, OffsetDateTime::now_utc()).await;
+    let metrics = &r.ctx.metrics;
+    metrics
+        .reconcile_seconds
+        .observe(started.elapsed().as_secs_f64());
+    match result {
+        Ok((_, _, action)) => {
+            ReconcilerMetrics::count(&metrics.reconciles, "ok");
+            r.succeeded(&key(&app));
+            Ok(action)
+        }
+        Err(e) => {
+            ReconcilerMetrics::count(&metrics.reconciles, "error");
+            Err(e)
+        }
+    }
+}
+
+/// Retries a failed reconcile with exponential backoff per Application (5 s, 10 s, ... 5 min),
+/// so a forbidden namespace or a flapping API server is not hammered.
+pub fn error_policy(obj: Arc<DynamicObject>, error: &Error, r: Arc<Reconciler>) -> Action {
+    let name = format!(
+        "{}/{}",
+        obj.metadata.namespace.as_deref().unwrap_or_default(),
+        obj.metadata.name.as_deref().unwrap_or_default()
+    );
+    let app_key = obj.metadata.uid.clone().unwrap_or_else(|| name.clone());
+    let n = r.failed(&app_key);
+    let delay = backoff(n);
+    tracing::warn!(app = %name, error = %error, reason = error.metric_label(), retry_in = ?delay,
+        "reconcile failed");
+    Action::requeue(delay)
+}
+
+/// The delay before retry number `n` (1-based).
+pub fn backoff(n: u32) -> Duration {
+    let (first, cap) = ERROR_BACKOFF;
+    first
+        .checked_mul(2u32.saturating_pow(n.saturating_sub(1)))
+        .map_or(cap, |d| d.min(cap))
+}
+
+/// The `ApiResource` of Argo CD Applications.
+pub fn application_resource() -> ApiResource {
+    ApiResource::from_gvk(&GroupVersionKind::gvk(
+        application::GROUP,
+        application::VERSION,
+        application::KIND,
+    ))
+}
+
+/// Watches Applications (all namespaces, or one watch per configured namespace) and reconciles
+/// them until `shutdown` completes; in-flight reconciles finish first. Sets the `ready` gauge
+/// once every watch has listed its Applications.
+pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let reconciler = Arc::new(Reconciler::new(ctx.clone()));
+    let ar = application_resource();
+    let apis: Vec<Api<DynamicObject>> = if ctx.config.app_namespaces.is_empty() {
+        vec![Api::all_with(ctx.client.clone(), &ar)]
+    } else {
+        ctx.config
+            .app_namespaces
+            .iter()
+            .map(|ns| Api::namespaced_with(ctx.client.clone(), ns, &ar))
+            .collect()
+    };
+    let (stop_tx, stop_rx) = watch::channel(false);
+    tokio::spawn(async move {
+        shutdown.await;
+        let _ = stop_tx.send(true);
+    });
+
+    let mut stores = Vec::new();
+    let mut sweep_stores = Vec::new();
+    let mut runs = Vec::new();
+    for api in apis {
+        let mut stop = stop_rx.clone();
+        let controller = Controller::new_with(api, watcher::Config::default(), ar.clone())
+            .with_config(controller::Config::default().concurrency(4))
+            .graceful_shutdown_on(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            });
+        stores.push(controller.store());
+        sweep_stores.push(controller.store());
+        runs.push(
+            controller
+                .run(reconcile, error_policy, reconciler.clone())
+                .for_each(|result| async move {
+                    match result {
+                        Ok((obj, _)) => tracing::debug!(app = %obj.name, "reconciled"),
+                        Err(controller::Error::ReconcilerFailed(e, obj)) => {
+                            tracing::debug!(app = %obj.name, error = %e, "reconcile failed")
+                        }
+                        Err(e) => tracing::warn!(error = %e, "application watch"),
+                    }
+                }),
+        );
+    }
+    let metrics = ctx.metrics.clone();
+    let ready = tokio::spawn(async move {
+        for store in stores {
+            // Re-poll on a short timer: the store's readiness is a single-waiter oneshot in
+            // kube-runtime 5, and the controller waits on it too, so a lone waiter here can miss
+            // the wake-up (seen in tests: ready never fired).
+            loop {
+                match tokio::time::timeout(READY_POLL, store.wait_until_ready()).await {
+                    Ok(Ok(())) => break,
+                    Ok(Err(_)) => return,
+                    Err(_) => {}
+                }
+            }
+        }
+        tracing::info!("application watch synced");
+        metrics.ready.set(1);
+    });
+    let sweeper = tokio::spawn({
+        let reconciler = reconciler.clone();
+        let stores = sweep_stores;
+        async move {
+            let mut tick = tokio::time::interval(FORGET_SWEEP);
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let live: HashSet<String> = stores
+                    .iter()
+                    .flat_map(|s| s.state())
+                    .map(|o| {
+                        o.metadata.uid.clone().unwrap_or_else(|| {
+                            format!(
+                                "{}/{}",
+                                o.metadata.namespace.as_deref().unwrap_or_default(),
+                                o.metadata.name.as_deref().unwrap_or_default()
+                            )
+                        })
+                    })
+                    .collect();
+                reconciler.forget_missing(&live);
+            }
+        }
+    });
+    futures::future::join_all(runs).await;
+    sweeper.abort();
+    ready.abort();
+    ctx.metrics.ready.set(0);
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::reconciler::context::Config;
+    use crate::reconciler::fixtures::{
+        self, AppBuilder, Exchange, assert_no_more_requests, context, event_json, job_json,
+        mock_client, pod_crashlooping_json, serve, within_2s,
+    };
+    use crate::reconciler::hooks::tests::hook_job_json;
+    use crate::reconciler::stuck::tests::at;
+    use serde_json::{Value, json};
+
+    fn seed_app() -> AppBuilder {
+        AppBuilder::new("svc-foo")
+            .destination("app-foo")
+            .running_since("2026-11-30T02:00:00Z")
+            .running_hook("PreSync", "batch", "Job", "svc-foo-migration")
+            .resource(
+                "external-secrets.io",
+                "ExternalSecret",
+                "db-creds",
+                2,
+                false,
+            )
+            .resource("batch", "Job", "svc-foo-migration", 5, true)
+    }
+
+    /// The API calls SG501 makes for the seed incident, in order.
+    fn stuck_sync_facts() -> Vec<Exchange> {
+        vec![
+            Exchange::get(
+                "/apis/batch/v1/namespaces/app-foo/jobs/svc-foo-migration",
+                job_json("app-foo", "svc-foo-migration", "2026-11-30T02:00:00Z"),
+            ),
+            Exchange::list(
+                "/api/v1/namespaces/app-foo/pods",
+                &["labelSelector=batch.kubernetes.io%2Fcontroller-uid%3Djob-uid-svc-foo-migration"],
+                vec![pod_crashlooping_json(
+                    "app-foo",
+                    "svc-foo-migration-x7k2p",
+                    7,
+                )],
+            ),
+            Exchange::list(
+                "/api/v1/namespaces/app-foo/events",
+                &["fieldSelector=involvedObject.uid%3Dpod-uid-svc-foo-migration-x7k2p"],
+                vec![event_json(
+                    "FailedMount",
+                    "MountVolume.SetUp failed for volume \"db\" : secret \"db-creds\" not found",
+                )],
+            ),
+        ]
+    }
+
+    fn event_post(reason: &'static str, note_contains: &'static str) -> Exchange {
+        Exchange::post(
+            "/apis/events.k8s.io/v1/namespaces/argocd/events",
+            move |ev: &Value| {
+                assert_eq!(ev["reason"], reason);
+                assert_eq!(ev["type"], "Warning");
+                assert_eq!(ev["action"], "Diagnose");
+                assert_eq!(ev["reportingController"], "syncguard");
+                assert_eq!(
+                    ev["reportingInstance"], "syncguard",
+                    "no lease: the field manager"
+                );
+                assert!(
+                    ev["eventTime"].as_str().is_some_and(|t| t.contains('T')),
+                    "{ev}"
+                );
+                assert_eq!(ev["metadata"]["namespace"], ev["regarding"]["namespace"]);
+                assert!(
+                    ev["regarding"]["uid"]
+                        .as_str()
+                        .is_some_and(|u| u.starts_with("uid-"))
+                );
+                assert_eq!(ev["regarding"]["kind"], "Application");
+                assert_eq!(ev["regarding"]["apiVersion"], "argoproj.io/v1alpha1");
+                let note = ev["note"].as_str().unwrap();
+                assert!(note.len() <= 1024);
+                assert!(note.contains(note_contains), "{note}");
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn a_stuck_sync_is_found_explained_and_reported_once_as_an_event() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post(
+            "StuckSync",
+            "PreSync Job svc-foo-migration has run 41 min; its pod is in CrashLoopBackOff: secret \
+             db-creds not found — the Secret comes from ExternalSecret db-creds, created in wave \
+             2 of the Sync phase, after this hook.",
+        ));
+        let server = serve(handle, script);
+        let (findings, outcomes, action) =
+            within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+                .await
+                .unwrap();
+        assert_eq!(findings.len(), 1);
+        assert_eq!(outcomes, [Outcome::Emitted]);
+        assert_eq!(action, Action::requeue(STUCK_RECHECK));
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        let metrics = r.ctx.metrics.encode();
+        assert!(
+            metrics.contains("syncguard_events_total{outcome=\"emitted\"} 1"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("syncguard_open_live_findings{rule=\"SG501\"} 1"),
+            "{metrics}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_second_reconcile_of_the_same_stuck_sync_makes_no_new_event() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        // The second reconcile re-reads the facts (they may change) but posts nothing.
+        script.extend(stuck_sync_facts());
+        let server = serve(handle, script);
+        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:46:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(first.1, [Outcome::Emitted]);
+        assert_eq!(second.1, [Outcome::Deduplicated]);
+        assert_ne!(
+            first.0[0].message, second.0[0].message,
+            "the duration moved on"
+        );
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        let metrics = r.ctx.metrics.encode();
+        assert!(
+            metrics.contains("syncguard_events_total{outcome=\"deduplicated\"} 1"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("syncguard_live_findings_total{rule=\"SG501\"} 1"),
+            "{metrics}"
+        );
+    }
+
+    #[tokio::test]
+    async fn below_the_threshold_nothing_is_fetched_and_the_app_is_requeued_at_the_threshold() {
+        let (client, mut handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let (findings, outcomes, action) =
+            within_2s(r.reconcile_app(&app, at("2026-11-30T02:10:00Z")))
+                .await
+                .unwrap();
+        assert!(findings.is_empty() && outcomes.is_empty());
+        assert_eq!(action, Action::requeue(Duration::from_secs(10 * 60 + 1)));
+        assert_no_more_requests(&mut handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_follower_diagnoses_nothing_and_never_calls_the_api() {
+        let (client, mut handle) = mock_client();
+        let r = Arc::new(Reconciler::new(context(client, Config::default(), false)));
+        // Through the controller's entry point, as kube-runtime calls it.
+        let action = within_2s(reconcile(Arc::new(seed_app().dynamic()), r.clone()))
+            .await
+            .unwrap();
+        assert_eq!(
+            action,
+            Action::requeue(STUCK_RECHECK),
+            "stuck for hours by now"
+        );
+        assert_no_more_requests(&mut handle).await;
+        let metrics = r.ctx.metrics.encode();
+        assert!(metrics.contains("syncguard_application_reconciles_total{outcome=\"ok\"} 1"));
+        assert!(!metrics.contains("syncguard_events_total{"), "{metrics}");
+    }
+
+    #[tokio::test]
+    async fn a_hook_whose_job_is_gone_is_still_reported_with_its_phase_and_duration() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::not_found("/apis/batch/v1/namespaces/app-foo/jobs/svc-foo-migration"),
+                Exchange::list(
+                    "/api/v1/namespaces/app-foo/pods",
+                    &["labelSelector=batch.kubernetes.io%2Fjob-name%3Dsvc-foo-migration"],
+                    vec![],
+                ),
+                event_post(
+                    "StuckSync",
+                    "PreSync Job svc-foo-migration has run 25 min and Argo CD still waits for \
+                     it, but Job app-foo/svc-foo-migration no longer exists.",
+                ),
+            ],
+        );
+        let (_, outcomes, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:25:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(outcomes, [Outcome::Emitted]);
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_forbidden_pod_list_still_reports_the_hook_and_fails_the_reconcile_for_a_retry() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::get(
+                    "/apis/batch/v1/namespaces/app-foo/jobs/svc-foo-migration",
+                    job_json("app-foo", "svc-foo-migration", "2026-11-30T02:00:00Z"),
+                ),
+                Exchange::list("/api/v1/namespaces/app-foo/pods", &[], vec![]).failing(403),
+                event_post(
+                    "StuckSync",
+                    "PreSync Job svc-foo-migration has run 30 min and Argo CD is still waiting \
+                     for it.",
+                ),
+            ],
+        );
+        let err = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap_err();
+        assert_eq!(err.api_code(), Some(403));
+        assert_eq!(err.metric_label(), "kube");
+        within_2s(server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_failed_event_is_counted_and_retried_on_the_next_reconcile() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post("StuckSync", "CrashLoopBackOff").failing(500));
+        script.extend(stuck_sync_facts());
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        let server = serve(handle, script);
+        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(first.1, [Outcome::Failed]);
+        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:42:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(second.1, [Outcome::Emitted]);
+        within_2s(server).await.unwrap();
+        let metrics = r.ctx.metrics.encode();
+        assert!(
+            metrics.contains("syncguard_events_total{outcome=\"failed\"} 1"),
+            "{metrics}"
+        );
+    }
+
+    fn looping_app() -> AppBuilder {
+        let mut b = AppBuilder::new("shop")
+            .destination("shop")
+            .self_heal()
+            .sync_status("OutOfSync")
+            .out_of_sync("apps", "Deployment", "web")
+            .resource("autoscaling", "HorizontalPodAutoscaler", "web", 0, false);
+        for i in 0..7 {
+            b = b.history(
+                i + 1,
+                &format!("2026-11-30T02:{:02}:00Z", i * 4),
+                &format!("2026-11-30T02:{:02}:20Z", i * 4),
+            );
+        }
+        b
+    }
+
+    fn fixture_deployment() -> Value {
+        let list: Value = serde_json::from_str(include_str!(
+            "../../tests/fixtures/live/hpa-deployment-crafted.json"
+        ))
+        .unwrap();
+        list["items"][0].clone()
+    }
+
+    #[tokio::test]
+    async fn a_sync_loop_over_an_hpa_scaled_deployment_is_reported_with_the_ignore_snippet() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = looping_app().live();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::get(
+                    "/apis/apps/v1/namespaces/shop/deployments/web",
+                    fixture_deployment(),
+                ),
+                Exchange::list("/apis/batch/v1/namespaces/shop/jobs", &[], vec![]),
+                Exchange::list("/api/v1/namespaces/shop/pods", &[], vec![]),
+                event_post(
+                    "SyncLoop",
+                    "Application argocd/shop was synced 7 times in the last 30 min: Deployment \
+                     shop/web field spec.replicas is changed by kube-controller-manager through \
+                     the scale subresource (a HorizontalPodAutoscaler).",
+                ),
+            ],
+        );
+        let (findings, outcomes, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(outcomes, [Outcome::Emitted]);
+        let snippet = findings[0].snippet.as_deref().unwrap();
+        assert!(snippet.contains("- /spec/replicas"), "{snippet}");
+        assert!(
+            snippet.contains("RespectIgnoreDifferences=true"),
+            "{snippet}"
+        );
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+    }
+
+    #[tokio::test]
+    async fn a_loop_over_a_kind_the_reconciler_may_not_read_is_still_reported() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let mut v = looping_app().json();
+        v["status"]["resources"][0]["group"] = json!("argoproj.io");
+        v["status"]["resources"][0]["version"] = json!("v1alpha1");
+        v["status"]["resources"][0]["kind"] = json!("Rollout");
+        let app = LiveApplication::from_value(&v).unwrap();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::get(
+                    "/apis/argoproj.io/v1alpha1/namespaces/shop/rollouts/web",
+                    json!({}),
+                )
+                .failing(403),
+                Exchange::list("/apis/batch/v1/namespaces/shop/jobs", &[], vec![]),
+                Exchange::list("/api/v1/namespaces/shop/pods", &[], vec![]),
+                event_post(
+                    "SyncLoop",
+                    "Application argocd/shop was synced 7 times in the last 30 min; Rollout \
+                     shop/web could not be read.",
+                ),
+            ],
+        );
+        let (_, outcomes, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .expect("a forbidden kind is skipped, not an error");
+        assert_eq!(outcomes, [Outcome::Emitted]);
+        within_2s(server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn leftover_hooks_above_the_threshold_are_counted_once_per_finished_sync() {
+        let (client, handle) = mock_client();
+        let config = Config {
+            hook_threshold: 3,
+            ..Config::default()
+        };
+        let r = Reconciler::new(context(client, config, true));
+        let app = AppBuilder::new("shop")
+            .destination("shop")
+            .finished("2026-11-30T02:00:00Z", "2026-11-30T02:01:00Z")
+            .live();
+        let jobs: Vec<Value> = (1..=4)
+            .map(|d| hook_job_json(&format!("smoke-{d:02}"), d, json!({}), false))
+            .collect();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::list("/apis/batch/v1/namespaces/shop/jobs", &[], jobs),
+                Exchange::list("/api/v1/namespaces/shop/pods", &[], vec![]),
+                event_post(
+                    "HookAccumulation",
+                    "has left 4 completed hook objects behind",
+                ),
+            ],
+        );
+        let first = within_2s(r.reconcile_app(&app, at("2026-11-30T02:05:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(first.1, [Outcome::Emitted]);
+        // Same finished sync: no new LIST, the finding stays open, no new Event.
+        let second = within_2s(r.reconcile_app(&app, at("2026-11-30T02:06:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(second.1, [Outcome::Deduplicated]);
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        assert!(
+            r.ctx
+                .metrics
+                .encode()
+                .contains("syncguard_open_live_findings{rule=\"SG503\"} 1")
+        );
+    }
+
+    #[tokio::test]
+    async fn a_deleted_application_stops_counting_as_an_open_finding() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        let server = serve(handle, script);
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        within_2s(server).await.unwrap();
+        let open = "syncguard_open_live_findings{rule=\"SG501\"}";
+        assert!(r.ctx.metrics.encode().contains(&format!("{open} 1")));
+        r.forget_missing(&HashSet::from(["uid-some-other-app".to_string()]));
+        assert!(r.ctx.metrics.encode().contains(&format!("{open} 0")));
+        assert!(r.loops.is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_replica_that_loses_the_lease_stops_reporting_its_open_findings() {
+        let (client, handle) = mock_client();
+        let (tx, rx) = watch::channel(true);
+        let mut ctx = Arc::try_unwrap(context(client, Config::default(), true)).unwrap();
+        ctx.leader = rx;
+        let r = Reconciler::new(Arc::new(ctx));
+        let app = seed_app().live();
+        let mut script = stuck_sync_facts();
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        let server = serve(handle, script);
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        let mut handle = within_2s(server).await.unwrap();
+        tx.send(false).unwrap();
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:42:00Z")))
+            .await
+            .unwrap();
+        assert_no_more_requests(&mut handle).await;
+        assert!(
+            r.ctx
+                .metrics
+                .encode()
+                .contains("syncguard_open_live_findings{rule=\"SG501\"} 0")
+        );
+    }
+
+    #[test]
+    fn error_backoff_doubles_up_to_five_minutes() {
+        assert_eq!(backoff(1), Duration::from_secs(5));
+        assert_eq!(backoff(2), Duration::from_secs(10));
+        assert_eq!(backoff(4), Duration::from_secs(40));
+        assert_eq!(backoff(10), Duration::from_secs(300));
+        assert_eq!(backoff(u32::MAX), Duration::from_secs(300));
+    }
+
+    #[test]
+    fn fixtures_policies_load() {
+        assert!(!fixtures::policies().rules().is_empty());
+    }
+}

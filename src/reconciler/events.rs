@@ -1,0 +1,253 @@
+//! Findings → Kubernetes Events on the Application, deduplicated, and the finding metrics.
+//!
+//! An Application is reconciled every time Argo CD touches its status (every refresh, every
+//! operation tick), so the same stuck sync is diagnosed many times an hour. Re-emitting it each
+//! time is the event storm peers are known for; instead a finding is emitted once per
+//! (Application uid, rule, cause fingerprint) and then suppressed for `event_dedup`. The cache
+//! is filled on every replica — followers record what they would have emitted — so a new
+//! leader does not re-announce what the old one already said.
+//!
+//! Events are `events.k8s.io/v1` objects created directly (not kube-runtime's `Recorder`, whose
+//! own series cache is unbounded by cause and keyed by note text, which changes every minute in
+//! "has run 41 min"): `type: Warning`, `reason` = the rule's reason (`StuckSync`, `SyncLoop`,
+//! `HookAccumulation`), `action: Diagnose`, `reportingController` = the field manager
+//! (`syncguard`), `note` = message + fix (≤ 1 KiB).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::Event;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, PostParams};
+use time::OffsetDateTime;
+
+use super::application::{self, LiveApplication};
+use super::context::Context;
+use super::diagnosis::{LiveFinding, RULES};
+use super::error::{Error, Result};
+use crate::metrics::{ReconcilerMetrics, RuleLabels};
+
+/// At most this many (app, rule, cause) keys are remembered; the oldest go first.
+pub const MAX_REMEMBERED: usize = 50_000;
+
+/// What happened to one finding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A new Event was created.
+    Emitted,
+    /// The same cause was reported within the dedup period; nothing was written.
+    Deduplicated,
+    /// This replica is not the leader: remembered, not written.
+    Follower,
+    /// The Event could not be created (it will be retried on the next reconcile).
+    Failed,
+}
+
+type Key = (String, &'static str, String);
+
+/// Deduplicates findings, writes Events (leader only) and keeps the finding metrics.
+#[derive(Debug)]
+pub struct Emitter {
+    dedup: Duration,
+    controller: String,
+    instance: String,
+    seen: Mutex<HashMap<Key, OffsetDateTime>>,
+    open: Mutex<HashMap<String, BTreeSet<&'static str>>>,
+}
+
+impl Emitter {
+    /// `controller` becomes `reportingController`, `instance` `reportingInstance` (the pod).
+    pub fn new(dedup: Duration, controller: &str, instance: &str) -> Self {
+        let cut = |s: &str| s.chars().take(128).collect::<String>();
+        Self {
+            dedup,
+            controller: cut(controller),
+            instance: cut(instance),
+            seen: Mutex::new(HashMap::new()),
+            open: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Records the current findings of `app` (all rules, possibly none) and emits Events for
+    /// new causes. Returns one outcome per finding.
+    pub async fn report(
+        &self,
+        ctx: &Context,
+        app: &LiveApplication,
+        findings: &[LiveFinding],
+        now: OffsetDateTime,
+    ) -> Vec<Outcome> {
+        let app_key = app_key(app);
+        self.set_open(&ctx.metrics, &app_key, findings);
+        let mut outcomes = Vec::with_capacity(findings.len());
+        for f in findings {
+            let key = (app_key.clone(), f.rule.id, f.fingerprint.clone());
+            if self.is_fresh(&key, now) {
+                if ctx.is_leader() {
+                    ReconcilerMetrics::count(&ctx.metrics.events, "deduplicated");
+                }
+                outcomes.push(Outcome::Deduplicated);
+                continue;
+            }
+            if !ctx.is_leader() {
+                self.remember(key, now, &ctx.metrics, f);
+                outcomes.push(Outcome::Follower);
+                continue;
+            }
+            match self.emit(ctx, app, f, now).await {
+                Ok(()) => {
+                    ReconcilerMetrics::count(&ctx.metrics.events, "emitted");
+                    self.remember(key, now, &ctx.metrics, f);
+                    outcomes.push(Outcome::Emitted);
+                }
+                Err(e) => {
+                    ReconcilerMetrics::count(&ctx.metrics.events, "failed");
+                    tracing::warn!(app = %app.display_name(), rule = f.rule.id, error = %e,
+                        "cannot create the Event; will retry on the next reconcile");
+                    outcomes.push(Outcome::Failed);
+                }
+            }
+        }
+        outcomes
+    }
+
+    fn is_fresh(&self, key: &Key, now: OffsetDateTime) -> bool {
+        self.seen
+            .lock()
+            .ok()
+            .and_then(|s| s.get(key).copied())
+            .is_some_and(|t| now - t < self.dedup)
+    }
+
+    fn remember(
+        &self,
+        key: Key,
+        now: OffsetDateTime,
+        metrics: &ReconcilerMetrics,
+        f: &LiveFinding,
+    ) {
+        metrics
+            .findings
+            .get_or_create(&RuleLabels {
+                rule: f.rule.id.to_string(),
+            })
+            .inc();
+        let Ok(mut seen) = self.seen.lock() else {
+            return;
+        };
+        let horizon = now - self.dedup;
+        if seen.len() >= MAX_REMEMBERED {
+            seen.retain(|_, t| *t >= horizon);
+        }
+        if seen.len() >= MAX_REMEMBERED
+            && let Some(oldest) = seen.iter().min_by_key(|(_, t)| **t).map(|(k, _)| k.clone())
+        {
+            seen.remove(&oldest);
+        }
+        seen.insert(key, now);
+    }
+
+    /// Drops the open findings and remembered causes of Applications not in `live` (deleted).
+    pub fn forget_missing(
+        &self,
+        metrics: &ReconcilerMetrics,
+        live: &std::collections::HashSet<String>,
+    ) {
+        if let Ok(mut seen) = self.seen.lock() {
+            seen.retain(|(app, _, _), _| live.contains(app));
+        }
+        let Ok(mut open) = self.open.lock() else {
+            return;
+        };
+        open.retain(|app, _| live.contains(app));
+        Self::publish_open(metrics, &open);
+    }
+
+    /// Keeps `open_findings{rule}` = number of Applications with an open finding of the rule.
+    fn set_open(&self, metrics: &ReconcilerMetrics, app_key: &str, findings: &[LiveFinding]) {
+        let Ok(mut open) = self.open.lock() else {
+            return;
+        };
+        let now: BTreeSet<&'static str> = findings.iter().map(|f| f.rule.id).collect();
+        if now.is_empty() {
+            open.remove(app_key);
+        } else {
+            open.insert(app_key.to_string(), now);
+        }
+        Self::publish_open(metrics, &open);
+    }
+
+    fn publish_open(metrics: &ReconcilerMetrics, open: &HashMap<String, BTreeSet<&'static str>>) {
+        for rule in RULES {
+            let count = open
+                .values()
+                .filter(|rules| rules.contains(rule.id))
+                .count();
+            metrics
+                .open_findings
+                .get_or_create(&RuleLabels {
+                    rule: rule.id.to_string(),
+                })
+                .set(i64::try_from(count).unwrap_or(i64::MAX));
+        }
+    }
+
+    async fn emit(
+        &self,
+        ctx: &Context,
+        app: &LiveApplication,
+        f: &LiveFinding,
+        now: OffsetDateTime,
+    ) -> Result<()> {
+        let event = self.event(app, f, now);
+        let api: Api<Event> = Api::namespaced(ctx.client.clone(), &app.namespace);
+        let params = PostParams {
+            field_manager: Some(ctx.config.field_manager.clone()),
+            ..PostParams::default()
+        };
+        api.create(&params, &event)
+            .await
+            .map_err(|e| Error::kube(format!("create event in {}", app.namespace), e))?;
+        Ok(())
+    }
+
+    /// The Event for one finding.
+    pub fn event(&self, app: &LiveApplication, f: &LiveFinding, now: OffsetDateTime) -> Event {
+        let stamp = Timestamp::from_nanosecond(now.unix_timestamp_nanos())
+            .unwrap_or_else(|_| Timestamp::now());
+        // Unique per emission (like kubectl's `<object>.<hex time>`), within the 253-char limit.
+        let base: String = app.name.chars().take(200).collect();
+        let name = format!("{base}.{:x}", now.unix_timestamp_nanos());
+        Event {
+            metadata: ObjectMeta {
+                name: Some(name),
+                namespace: Some(app.namespace.clone()),
+                ..ObjectMeta::default()
+            },
+            event_time: Some(MicroTime(stamp)),
+            type_: Some("Warning".into()),
+            reason: Some(f.rule.reason.into()),
+            action: Some("Diagnose".into()),
+            note: Some(f.note()),
+            reporting_controller: Some(self.controller.clone()),
+            reporting_instance: Some(self.instance.clone()),
+            regarding: Some(ObjectReference {
+                api_version: Some(format!("{}/{}", application::GROUP, application::VERSION)),
+                kind: Some(application::KIND.into()),
+                name: Some(app.name.clone()),
+                namespace: Some(app.namespace.clone()),
+                uid: app.uid.clone(),
+                resource_version: app.resource_version.clone(),
+                field_path: None,
+            }),
+            ..Event::default()
+        }
+    }
+}
+
+fn app_key(app: &LiveApplication) -> String {
+    app.uid.clone().unwrap_or_else(|| app.display_name())
+}
