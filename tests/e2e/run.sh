@@ -538,8 +538,10 @@ EOF
 }
 
 # One real AdmissionReview body as the API server sends it, captured by a throwaway HTTPS
-# endpoint (python3's http.server with syncguard's serving certificate) registered as a second
-# validating webhook for one namespace only. Needs python3; skipped without it.
+# endpoint (python3's http.server with syncguard's serving certificate) registered as a mutating
+# webhook for one namespace only. The API server calls mutating webhooks in the order of their
+# configurations' names, so "e2e-capture" sees the object before syncguard's patch (and after
+# the API server's defaulting). It answers allowed without a patch. Needs python3.
 record_admission_review() {
     if ! command -v python3 >/dev/null 2>&1; then
         log "python3 not found; AdmissionReview not recorded"
@@ -575,7 +577,7 @@ EOF
     ns e2e-capture
     k apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
+kind: MutatingWebhookConfiguration
 metadata: {name: e2e-capture}
 webhooks:
   - name: capture.e2e.syncguard.dev
@@ -591,16 +593,21 @@ EOF
     local deadline=$((SECONDS + 30))
     sed 's/namespace: orders/namespace: e2e-capture/' "$ROOT/examples/seed-incident/migration-job.yaml" >"$WORK/seed-capture.yaml"
     until [[ -s "$cap" ]]; do
+        # Until the API server's informer has the new configuration, a CREATE passes uncaptured;
+        # delete it so the next try is a CREATE again.
+        k delete job db-migrate -n e2e-capture --ignore-not-found >/dev/null 2>&1 || true
         k apply -f "$WORK/seed-capture.yaml" >/dev/null 2>&1 || true
         ((SECONDS < deadline)) || break
         sleep 0.5
     done
-    k delete validatingwebhookconfiguration e2e-capture >/dev/null
+    k delete mutatingwebhookconfiguration e2e-capture >/dev/null
     kill "$capture_pid" 2>/dev/null || true
     wait "$capture_pid" 2>/dev/null || true
     [[ -s "$cap" ]] || fail "no AdmissionReview captured ($(cat "$LOGS/capture.log"))"
     assert_eq "captured review kind" "admission.k8s.io/v1 AdmissionReview Job CREATE" \
         "$(jq -r '"\(.apiVersion) \(.kind) \(.request.kind.kind) \(.request.operation)"' "$cap")"
+    assert_eq "captured before syncguard's patch, after defaulting (activeDeadlineSeconds backoffLimit)" "null 6" \
+        "$(jq -r '"\(.request.object.spec.activeDeadlineSeconds) \(.request.object.spec.backoffLimit)"' "$cap")"
     jq . "$cap" >"$ROOT/tests/fixtures/live/admission-review-job-create.json"
     log "recorded tests/fixtures/live/admission-review-job-create.json"
 }
