@@ -40,6 +40,10 @@ if (($# > 0)); then
     SCENARIOS=("$@")
 fi
 
+for tool in curl jq openssl base64; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "e2e: '$tool' is required (apt-get install $tool)" >&2; exit 2; }
+done
+
 RUN_STARTED=$SECONDS
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/syncguard-e2e.XXXXXX")"
 LOGS="$WORK/logs"
@@ -364,18 +368,14 @@ apply_denied() {
     expect_absent "$kind" "$name" "$namespace"
 }
 
-scenario_unknown_hook_denied() {
-    # `presync`: the classic case typo (hook values are case-sensitive; Argo CD drops the whole
-    # object). Note: a value with no near match such as `PreSynk` is reported by OPA but not by
-    # syncguard's regorus build at the time of writing (see tests/e2e/README.md); the webhook can
-    # only be as right as `syncguard check`, which apply_denied asserts first.
-    ns e2e-deny
-    cat >"$WORK/presync-typo.yaml" <<'EOF'
+# A hook Job whose hook type is a case typo, in namespace $1.
+presync_typo_job() {
+    cat <<EOF
 apiVersion: batch/v1
 kind: Job
 metadata:
   name: migrate-typo
-  namespace: e2e-deny
+  namespace: $1
   annotations:
     argocd.argoproj.io/hook: presync
 spec:
@@ -387,6 +387,15 @@ spec:
       containers:
         - {name: migrate, image: registry.example.com/migrate:1, args: [up]}
 EOF
+}
+
+scenario_unknown_hook_denied() {
+    # `presync`: the classic case typo (hook values are case-sensitive; Argo CD drops the whole
+    # object). Note: a value with no near match such as `PreSynk` is reported by OPA but not by
+    # syncguard's regorus build at the time of writing (see tests/e2e/README.md); the webhook can
+    # only be as right as `syncguard check`, which apply_denied asserts first.
+    ns e2e-deny
+    presync_typo_job e2e-deny >"$WORK/presync-typo.yaml"
     apply_denied "$WORK/presync-typo.yaml" SG105 e2e-deny job migrate-typo
 }
 
@@ -410,8 +419,7 @@ scenario_dry_run() {
     ns e2e-dry
     local out err rc
     # A denied object is denied the same way in a server-side dry run.
-    sed 's/namespace: e2e-deny/namespace: e2e-dry/' "$WORK/presync-typo.yaml" >"$WORK/presync-typo-dry.yaml" 2>/dev/null \
-        || fail "needs the manifest of unknown_hook_denied"
+    presync_typo_job e2e-dry >"$WORK/presync-typo-dry.yaml"
     run_capture out err rc k apply --dry-run=server -f "$WORK/presync-typo-dry.yaml"
     assert_eq "dry-run apply of the presync Job exit code" 1 "$rc"
     assert_contains "dry-run stderr" "$err" "admission webhook \"validate.syncguard.dev\" denied the request"
