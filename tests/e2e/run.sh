@@ -26,6 +26,7 @@ SCENARIOS=(
     dry_run
     clean_unchanged
     fixtures
+    reinvocation
     failure_policy
 )
 
@@ -63,6 +64,10 @@ k() { "$KUBECTL" "$@"; }
 cleanup() {
     local rc=$?
     sg_stop
+    local pid
+    if [[ -f "$WORK/extra.pids" ]]; then
+        while read -r pid; do cp_stop_pid "$pid" webhook-recorder; done <"$WORK/extra.pids"
+    fi
     cp_stop
     if ((rc != 0 || ${#FAILED[@]} > 0)) || [[ -n "${E2E_KEEP:-}" ]]; then
         echo "e2e: work directory kept: $WORK (logs in $LOGS and $WORK/cp/logs)" >&2
@@ -98,7 +103,9 @@ SG_CERTS="$WORK/certs"
 sg_running() { [[ -f "$SG_PID_FILE" ]] && kill -0 "$(cat "$SG_PID_FILE")" 2>/dev/null; }
 
 sg_start() {
-    "$SYNCGUARD" serve --cert-dir "$SG_CERTS" --listen "127.0.0.1:$SG_PORT" \
+    # Every review in the log, plain allows too (they are debug level), for assertions and for
+    # reading after a failure.
+    SYNCGUARD_LOG="${SYNCGUARD_LOG:-info,syncguard::webhook::service=debug}" "$SYNCGUARD" serve --cert-dir "$SG_CERTS" --listen "127.0.0.1:$SG_PORT" \
         --probe-listen "127.0.0.1:$SG_PROBE_PORT" --log-format json \
         >>"$LOGS/syncguard.log" 2>&1 &
     echo $! >"$SG_PID_FILE"
@@ -545,79 +552,121 @@ EOF
     fi
 }
 
-# One real AdmissionReview body as the API server sends it, captured by a throwaway HTTPS
-# endpoint (python3's http.server with syncguard's serving certificate) registered as a mutating
-# webhook for one namespace only. The API server calls mutating webhooks in the order of their
-# configurations' names, so "e2e-capture" sees the object before syncguard's patch (and after
-# the API server's defaulting). It answers allowed without a patch. Needs python3.
-record_admission_review() {
-    if ! command -v python3 >/dev/null 2>&1; then
-        log "python3 not found; AdmissionReview not recorded"
-        return 0
-    fi
-    local port cap="$WORK/captured-review.json" ca
-    port="$(cp_free_port)"
-    python3 - "$port" "$SG_CERTS" "$cap" >"$LOGS/capture.log" 2>&1 <<'EOF' &
-import http.server, json, ssl, sys
-port, certs, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-class H(http.server.BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = self.rfile.read(int(self.headers["Content-Length"]))
-        review = json.loads(body)
-        with open(out, "wb") as f:
-            f.write(body)
-        answer = json.dumps({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
-                             "response": {"uid": review["request"]["uid"], "allowed": True}}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(answer)))
-        self.end_headers()
-        self.wfile.write(answer)
-ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-ctx.load_cert_chain(f"{certs}/tls.crt", f"{certs}/tls.key")
-srv = http.server.HTTPServer(("127.0.0.1", port), H)
-srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
-srv.timeout = 60
-srv.handle_request()
-EOF
-    local capture_pid=$!
+# --- throwaway webhooks (tests/e2e/webhook-recorder.py) ----------------------------------
+
+# recorder_start NAME [--add-label K=V]: an HTTPS admission webhook that records every review in
+# $REC_DIR and answers allowed (optionally adding a label). Sets REC_PORT, REC_DIR, REC_PID.
+recorder_start() {
+    local name="$1"
+    shift
+    command -v python3 >/dev/null 2>&1 || fail "python3 is required for the throwaway webhook"
+    REC_PORT="$(cp_free_port)"
+    REC_DIR="$WORK/recorded-$name"
+    python3 "$E2E_DIR/webhook-recorder.py" --port "$REC_PORT" --cert-dir "$SG_CERTS" \
+        --record-dir "$REC_DIR" "$@" >"$LOGS/recorder-$name.log" 2>&1 &
+    REC_PID=$!
+    echo "$REC_PID" >>"$WORK/extra.pids"
+    local deadline=$((SECONDS + 20))
+    until grep -q listening "$LOGS/recorder-$name.log" 2>/dev/null; do
+        kill -0 "$REC_PID" 2>/dev/null || fail "webhook-recorder.py exited: $(cat "$LOGS/recorder-$name.log")"
+        ((SECONDS < deadline)) || fail "webhook-recorder.py did not start"
+        sleep 0.2
+    done
+}
+
+# recorder_register CONFIG_NAME NAMESPACE: a MutatingWebhookConfiguration sending CREATE and
+# UPDATE of Jobs in NAMESPACE to the recorder (failurePolicy Fail: a missed call is an error).
+recorder_register() {
+    local ca
     ca="$(base64 -w0 <"$SG_CERTS/ca.crt")"
-    ns e2e-capture
     k apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
-metadata: {name: e2e-capture}
+metadata: {name: $1}
 webhooks:
-  - name: capture.e2e.syncguard.dev
-    clientConfig: {url: "https://127.0.0.1:$port/capture", caBundle: $ca}
+  - name: $1.e2e.syncguard.dev
+    clientConfig: {url: "https://127.0.0.1:$REC_PORT/review", caBundle: $ca}
     admissionReviewVersions: [v1]
     sideEffects: None
     timeoutSeconds: 5
     failurePolicy: Fail
-    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: e2e-capture}}
+    reinvocationPolicy: Never
+    namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $2}}
     rules:
-      - {apiGroups: [batch], apiVersions: ["v1"], operations: [CREATE], resources: [jobs]}
+      - {apiGroups: [batch], apiVersions: ["v1"], operations: [CREATE, UPDATE], resources: [jobs]}
 EOF
+}
+
+# create_until_recorded FILE KIND NAME NAMESPACE: creates the object until the recorder has seen
+# a CREATE (until the API server's informer has the new configuration a CREATE passes
+# unrecorded; the object is deleted so the next try is a CREATE again).
+create_until_recorded() {
     local deadline=$((SECONDS + 30))
-    sed 's/namespace: orders/namespace: e2e-capture/' "$ROOT/examples/seed-incident/migration-job.yaml" >"$WORK/seed-capture.yaml"
-    until [[ -s "$cap" ]]; do
-        # Until the API server's informer has the new configuration, a CREATE passes uncaptured;
-        # delete it so the next try is a CREATE again.
-        k delete job db-migrate -n e2e-capture --ignore-not-found >/dev/null 2>&1 || true
-        k apply -f "$WORK/seed-capture.yaml" >/dev/null 2>&1 || true
-        ((SECONDS < deadline)) || break
-        sleep 0.5
+    until compgen -G "$REC_DIR/*.json" >/dev/null && grep -lq '"operation":"CREATE"' "$REC_DIR"/*.json; do
+        ((SECONDS < deadline)) || fail "the API server never called the throwaway webhook"
+        k delete "$2" "$3" -n "$4" --ignore-not-found >/dev/null 2>&1 || true
+        rm -f "$REC_DIR"/*.json
+        k apply -f "$1" >/dev/null 2>&1 || true
+        sleep 0.3
     done
+}
+
+# One real AdmissionReview body as the API server sends it, to a mutating webhook named
+# "e2e-capture": the API server calls mutating webhooks in the order of their configurations'
+# names, so it sees the object before syncguard's patch (and after the API server's defaulting).
+record_admission_review() {
+    ns e2e-capture
+    recorder_start capture
+    recorder_register e2e-capture e2e-capture
+    sed 's/namespace: orders/namespace: e2e-capture/' "$ROOT/examples/seed-incident/migration-job.yaml" >"$WORK/seed-capture.yaml"
+    create_until_recorded "$WORK/seed-capture.yaml" job db-migrate e2e-capture
     k delete mutatingwebhookconfiguration e2e-capture >/dev/null
-    kill "$capture_pid" 2>/dev/null || true
-    wait "$capture_pid" 2>/dev/null || true
-    [[ -s "$cap" ]] || fail "no AdmissionReview captured ($(cat "$LOGS/capture.log"))"
+    cp_stop_pid "$REC_PID" webhook-recorder
+    local cap
+    cap="$(grep -l '"operation":"CREATE"' "$REC_DIR"/*.json | head -n 1)"
     assert_eq "captured review kind" "admission.k8s.io/v1 AdmissionReview Job CREATE" \
         "$(jq -r '"\(.apiVersion) \(.kind) \(.request.kind.kind) \(.request.operation)"' "$cap")"
     assert_eq "captured before syncguard's patch, after defaulting (activeDeadlineSeconds backoffLimit)" "null 6" \
         "$(jq -r '"\(.request.object.spec.activeDeadlineSeconds) \(.request.object.spec.backoffLimit)"' "$cap")"
     jq . "$cap" >"$ROOT/tests/fixtures/live/admission-review-job-create.json"
     log "recorded tests/fixtures/live/admission-review-job-create.json"
+}
+
+# The decisions syncguard logged for one object's non-dry-run mutate reviews, in order.
+sg_mutate_decisions() {
+    jq -r --arg ns "$1" --arg name "$2" \
+        'select(.message == "admission review" and .endpoint == "mutate" and .namespace == $ns and .name == $name and .dry_run == false) | .decision' \
+        "$LOGS/syncguard.log" | paste -sd, -
+}
+
+scenario_reinvocation() {
+    # A second mutating webhook ("zz-e2e-labeler", called after "syncguard") adds a label. The
+    # object changed after syncguard's patch, so the API server re-invokes syncguard
+    # (reinvocationPolicy: IfNeeded), which must answer without a patch: everything it adds is
+    # already there.
+    ns e2e-reinvoke
+    recorder_start labeler --add-label e2e.syncguard.dev/labeled=yes
+    recorder_register zz-e2e-labeler e2e-reinvoke
+    sed 's/namespace: orders/namespace: e2e-reinvoke/' "$ROOT/examples/seed-incident/migration-job.yaml" >"$WORK/seed-reinvoke.yaml"
+    create_until_recorded "$WORK/seed-reinvoke.yaml" job db-migrate e2e-reinvoke
+    k delete mutatingwebhookconfiguration zz-e2e-labeler >/dev/null
+    cp_stop_pid "$REC_PID" webhook-recorder
+    assert_eq "label added by the second webhook" yes \
+        "$(k get job db-migrate -n e2e-reinvoke -o jsonpath='{.metadata.labels.e2e\.syncguard\.dev/labeled}')"
+    assert_eq "activeDeadlineSeconds from syncguard" 900 \
+        "$(k get job db-migrate -n e2e-reinvoke -o jsonpath='{.spec.activeDeadlineSeconds}')"
+    local rec
+    rec="$(grep -l '"operation":"CREATE"' "$REC_DIR"/*.json | head -n 1)"
+    assert_eq "the labeler saw syncguard's patch (called after it)" 900 "$(jq -r '.request.object.spec.activeDeadlineSeconds' "$rec")"
+    # The log line is written after the answer is sent; give it a moment.
+    local deadline=$((SECONDS + 5)) decisions=""
+    while decisions="$(sg_mutate_decisions e2e-reinvoke db-migrate)"; [[ "$decisions" != *,* ]] && ((SECONDS < deadline)); do
+        sleep 0.2
+    done
+    # All calls of the last successful CREATE: the earlier tries (before the labeler was live)
+    # were deleted, so look at the last two.
+    assert_eq "syncguard's mutate decisions: first call, re-invocation" "patched,allowed" \
+        "$(tr ',' '\n' <<<"$decisions" | tail -n 2 | paste -sd, -)"
 }
 
 scenario_failure_policy() {
