@@ -49,9 +49,15 @@ installed_ok() {
     want_etcd="$(sed -n 's/^etcd=//p' "$STAMP")"
     [[ "$want_kube" == "$KUBE_VERSION" ]] || return 1
     if [[ -n "${ETCD_VERSION:-}" && "$want_etcd" != "$ETCD_VERSION" ]]; then return 1; fi
-    [[ "$("$BIN_DIR/kube-apiserver" --version 2>/dev/null)" == "Kubernetes $KUBE_VERSION" ]] || return 1
-    "$BIN_DIR/kubectl" version --client 2>/dev/null | grep -qx "Client Version: $KUBE_VERSION" || return 1
-    "$BIN_DIR/etcd" --version 2>/dev/null | grep -qx "etcd Version: ${want_etcd#v}" || return 1
+    # Outputs are captured before matching: `cmd | grep -q` can kill cmd with SIGPIPE, which
+    # pipefail turns into a failure.
+    local out
+    out="$("$BIN_DIR/kube-apiserver" --version 2>/dev/null)" || return 1
+    [[ "$out" == "Kubernetes $KUBE_VERSION" ]] || return 1
+    out="$("$BIN_DIR/kubectl" version --client 2>/dev/null)" || return 1
+    [[ $'\n'"$out"$'\n' == *$'\n'"Client Version: $KUBE_VERSION"$'\n'* ]] || return 1
+    out="$("$BIN_DIR/etcd" --version 2>/dev/null)" || return 1
+    [[ $'\n'"$out"$'\n' == *$'\n'"etcd Version: ${want_etcd#v}"$'\n'* ]] || return 1
 }
 
 if installed_ok; then
@@ -131,7 +137,8 @@ out="$BUILD_DIR/out"
 rm -rf "$out"
 mkdir -p "$out"
 echo "install-kube: building kube-apiserver, kubectl ($KUBE_VERSION) and etcd ($ETCD_VERSION); several minutes on a cold cache ..."
-if ! CGO_ENABLED=0 GOFLAGS="-mod=mod -trimpath" go build -ldflags="$ldflags" -o "$out/" \
+# -buildvcs=false: the wrapper module sits inside this git checkout, whose state is not theirs.
+if ! CGO_ENABLED=0 GOFLAGS="-mod=mod -trimpath -buildvcs=false" go build -ldflags="$ldflags" -o "$out/" \
     k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl go.etcd.io/etcd/server/v3; then
     EXIT_CODE=1 die "go build failed (module proxy unreachable, or $KUBE_VERSION/$STAGING_VERSION not served?); wrapper module in $BUILD_DIR"
 fi
@@ -143,5 +150,9 @@ for b in kube-apiserver kubectl etcd; do
 done
 printf 'kubernetes=%s\netcd=%s\ngo=%s\n' "$KUBE_VERSION" "$ETCD_VERSION" "$(go env GOVERSION)" >"$STAMP"
 
-installed_ok || die "the built binaries do not report kubernetes $KUBE_VERSION / etcd $ETCD_VERSION (see '$BIN_DIR/kube-apiserver --version')"
+if ! installed_ok; then
+    for b in kube-apiserver etcd; do "$BIN_DIR/$b" --version 2>&1 | sed "s/^/  $b: /" >&2 || true; done
+    "$BIN_DIR/kubectl" version --client 2>&1 | sed 's/^/  kubectl: /' >&2 || true
+    die "the built binaries do not report kubernetes $KUBE_VERSION / etcd $ETCD_VERSION (above)"
+fi
 echo "install-kube: kube-apiserver, kubectl $KUBE_VERSION and etcd $ETCD_VERSION installed in $BIN_DIR ($((SECONDS - started)) s)"
