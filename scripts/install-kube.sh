@@ -68,6 +68,7 @@ fi
 if ! command -v go >/dev/null 2>&1; then
     EXIT_CODE=2 die "the Go toolchain is required (kube-apiserver, kubectl and etcd are built from source)"
 fi
+command -v jq >/dev/null 2>&1 || EXIT_CODE=2 die "jq is required (apt-get install jq)"
 
 started=$SECONDS
 mkdir -p "$BIN_DIR" "$BUILD_DIR"
@@ -75,10 +76,12 @@ cd "$BUILD_DIR"
 
 # 1. The pinned k8s.io/kubernetes go.mod, from the module proxy (or the module cache).
 echo "install-kube: reading k8s.io/kubernetes@$KUBE_VERSION's go.mod with $(go version) ..."
-# (Run outside the wrapper module, which may not be valid yet.)
-if ! kube_mod="$(cd / && go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" 2>"$BUILD_DIR/download.err" | jq -r '.GoMod // empty')" \
-    || [[ -z "$kube_mod" || ! -f "$kube_mod" ]]; then
+# (Run outside the wrapper module, which may not be valid yet.) Errors come back in the JSON.
+dl="$(cd / && go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" 2>"$BUILD_DIR/download.err")" || true
+kube_mod="$(jq -r '.GoMod // empty' <<<"$dl" 2>/dev/null || true)"
+if [[ -z "$kube_mod" || ! -f "$kube_mod" ]]; then
     cat "$BUILD_DIR/download.err" >&2
+    jq -r '.Error // empty' <<<"$dl" >&2 2>/dev/null || true
     EXIT_CODE=2 die "could not download k8s.io/kubernetes@$KUBE_VERSION from the Go module proxy ($(go env GOPROXY)); is it reachable, and is that version served?"
 fi
 

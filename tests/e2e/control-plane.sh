@@ -121,7 +121,8 @@ cp_start() {
             return 1
         fi
     done
-    mkdir -p "$CP_DIR/logs" "$CP_DIR/etcd"
+    mkdir -p "$CP_DIR/logs"
+    mkdir -m 700 "$CP_DIR/etcd" # etcd warns about anything wider
     cp_certs "$CP_DIR/pki" || return 1
     local pki="$CP_DIR/pki" started=$SECONDS
 
