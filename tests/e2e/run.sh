@@ -8,8 +8,8 @@
 #   E2E_RECORD_FIXTURES=1 tests/e2e/run.sh fixtures         # refresh tests/fixtures/live/
 #
 # Adding a scenario: write a function `scenario_NAME` (it runs in a subshell with
-# `set -euo pipefail`; fail with `fail MESSAGE` or any failing command) and add NAME to
-# SCENARIOS below. The control plane, the webhook and its registrations are up when it starts;
+# `set -Eeuo pipefail` and an ERR trap that names the failing line; fail with `fail MESSAGE`, an
+# assert_* helper or any failing command) and add NAME to SCENARIOS below. The control plane, the webhook and its registrations are up when it starts;
 # leave them so (the failure-policy scenario restores what it changes).
 set -euo pipefail
 
@@ -105,7 +105,8 @@ sg_running() { [[ -f "$SG_PID_FILE" ]] && kill -0 "$(cat "$SG_PID_FILE")" 2>/dev
 sg_start() {
     # Every review in the log, plain allows too (they are debug level), for assertions and for
     # reading after a failure.
-    SYNCGUARD_LOG="${SYNCGUARD_LOG:-info,syncguard::webhook::service=debug}" "$SYNCGUARD" serve --cert-dir "$SG_CERTS" --listen "127.0.0.1:$SG_PORT" \
+    SYNCGUARD_LOG="${SYNCGUARD_LOG:-info,syncguard::webhook::service=debug}" \
+        "$SYNCGUARD" serve --cert-dir "$SG_CERTS" --listen "127.0.0.1:$SG_PORT" \
         --probe-listen "127.0.0.1:$SG_PROBE_PORT" --log-format json \
         >>"$LOGS/syncguard.log" 2>&1 &
     echo $! >"$SG_PID_FILE"
