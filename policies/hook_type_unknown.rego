@@ -95,11 +95,17 @@ _canonical := {
 	"postupgrade": "PostSync",
 }
 
+# The lookups use object.get, not _canonical[key]: regorus's bytecode VM (the default backend)
+# makes the whole function undefined when an index in an `if` body is undefined instead of
+# falling through to the `else` (OPA and regorus's interpreter do fall through), which silenced
+# this rule for values like "PreSynk".
 _fix(value) := sprintf("Use \"%s\": hook values are case-sensitive.", [s]) if {
-	s := _canonical[_normalize(value)]
+	s := object.get(_canonical, _normalize(value), "")
+	s != ""
 	lower(s) == lower(value)
 } else := sprintf("Did you mean \"%s\"?", [s]) if {
-	s := _canonical[_normalize(value)]
+	s := object.get(_canonical, _normalize(value), "")
+	s != ""
 } else := "Use PreSync, Sync, PostSync, SyncFail, Skip, PreDelete or PostDelete (case-sensitive), or remove the value."
 
 _normalize(value) := lower(replace(replace(replace(value, "-", ""), "_", ""), " ", ""))
