@@ -694,7 +694,7 @@ mod tests {
 
     fn fixture_deployment() -> Value {
         let list: Value = serde_json::from_str(include_str!(
-            "../../tests/fixtures/live/hpa-deployment-crafted.json"
+            "../../tests/fixtures/live/hpa-deployment.json"
         ))
         .unwrap();
         list["items"][0].clone()

@@ -657,7 +657,7 @@ mod tests {
 
     pub(crate) fn hpa_deployment() -> Value {
         serde_json::from_str(include_str!(
-            "../../tests/fixtures/live/hpa-deployment-crafted.json"
+            "../../tests/fixtures/live/hpa-deployment.json"
         ))
         .unwrap()
     }
