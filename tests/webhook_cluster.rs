@@ -18,7 +18,8 @@ use syncguard::webhook::{
 };
 
 fn seed_review() -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/admission/seed-job-create.json");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/admission/seed-job-create.json");
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
@@ -80,7 +81,13 @@ fn cache(apps: Vec<DynamicObject>, synced: bool) -> ClusterContext {
 fn state(context: ClusterContext) -> Arc<State> {
     let policies = load_policies(&PolicySource::Builtin, Duration::from_millis(250)).unwrap();
     let context: Arc<dyn AppContext> = Arc::new(context);
-    State::new(policies, context, ReviewOptions::default(), 1, Arc::new(Metrics::new()))
+    State::new(
+        policies,
+        context,
+        ReviewOptions::default(),
+        1,
+        Arc::new(Metrics::new()),
+    )
 }
 
 fn answer(state: &State, review: &Value) -> Value {
@@ -104,8 +111,14 @@ fn the_seed_job_is_denied_with_sg201_when_its_application_lists_it() {
     let response = answer(&state, &seed_review());
     assert!(denied_by_sg201(&response), "{response:#}");
     let message = response["status"]["message"].as_str().unwrap();
-    assert!(message.contains("ExternalSecret orders/db-credentials"), "{message}");
-    assert!(message.contains("a Sync hook with a wave after 2"), "{message}");
+    assert!(
+        message.contains("ExternalSecret orders/db-credentials"),
+        "{message}"
+    );
+    assert!(
+        message.contains("a Sync hook with a wave after 2"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -120,7 +133,10 @@ fn the_seed_job_is_denied_with_sg201_when_it_carries_the_apps_tracking_id() {
 
 #[test]
 fn an_unsynced_cache_keeps_sg201_silent() {
-    let state = state(cache(vec![App::orders().listing_the_hook().object()], false));
+    let state = state(cache(
+        vec![App::orders().listing_the_hook().object()],
+        false,
+    ));
     let response = answer(&state, &seed_review());
     assert_eq!(response["allowed"], true, "{response:#}");
     let warnings = response["warnings"].to_string();

@@ -717,7 +717,7 @@ fn resolve_live(
             let namespace = entry
                 .get("namespace")
                 .and_then(Value::as_str)
-                .map_or_else(|| String::new(), str::to_string);
+                .map_or_else(String::new, str::to_string);
             let key = ObjectKey::new(&text("/group"), &text("/kind"), &namespace, &text("/name"));
             live_keys.contains(&key)
                 || live_keys.contains(&key.cluster_scoped())
