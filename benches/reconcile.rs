@@ -8,8 +8,10 @@
 //! - `cache/objects_for_*`: `ClusterContext::objects_for` with 200 Applications of 500 resources
 //!   each in the cache — tracked object, untracked object found by `status.resources`
 //!   membership, and an object of no Application (the common case for Pods).
-//! - `cache/reindex_200_apps`: rebuilding the cache's index (done after each burst of
-//!   Application changes, off the request path).
+//! - `cache/refresh_one_of_200_apps_changed`: the rebuild after a burst of changes to one
+//!   Application (the common case during a sync; off the request path): only that one is read
+//!   again.
+//! - `cache/reindex_200_apps`: reading all 200 Applications from scratch (the first list).
 //!
 //! Run: `cargo bench --bench reconcile -- --warm-up-time 1 --measurement-time 5`
 
@@ -112,7 +114,8 @@ fn application(app: &str, objects: &[Value]) -> Value {
             "kind": "ExternalSecret", "namespace": app, "name": format!("creds-{k}"), "syncWave": 3}));
     }
     json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-           "metadata": {"name": app, "namespace": "argocd", "uid": format!("app-{app}")},
+           "metadata": {"name": app, "namespace": "argocd", "uid": format!("app-{app}"),
+                        "resourceVersion": "1"},
            "spec": {"destination": {"namespace": app}, "syncPolicy": {"automated": {}}},
            "status": {"resources": resources}})
 }
@@ -156,7 +159,7 @@ fn audit(c: &mut Criterion) {
     group.finish();
 }
 
-fn store_with(apps: &[Value]) -> ClusterContext {
+fn store_with(apps: &[Value]) -> (ClusterContext, Writer<DynamicObject>) {
     let mut writer = Writer::new(application_api_resource());
     let ctx = ClusterContext::new(vec![writer.as_reader()]);
     writer.apply_watcher_event(&Event::Init);
@@ -167,7 +170,7 @@ fn store_with(apps: &[Value]) -> ClusterContext {
     }
     writer.apply_watcher_event(&Event::InitDone);
     assert!(ctx.refresh());
-    ctx
+    (ctx, writer)
 }
 
 fn resource(v: Value) -> Resource {
@@ -182,7 +185,7 @@ fn cache(c: &mut Criterion) {
             application(&name, &objects)
         })
         .collect();
-    let ctx = store_with(&apps);
+    let (ctx, mut writer) = store_with(&apps);
     let tracked = resource(live_object("app-7", 10));
     let mut untracked = tracked.clone();
     if let Some(a) = untracked
@@ -210,6 +213,18 @@ fn cache(c: &mut Criterion) {
     });
     group.bench_function("objects_for_no_app", |b| {
         b.iter(|| black_box(ctx.objects_for(black_box(&stranger))));
+    });
+    let mut changed: DynamicObject =
+        serde_json::from_value(apps[7].clone()).unwrap_or_else(|e| panic!("{e}"));
+    let mut version = 1u64;
+    group.sample_size(20);
+    group.bench_function("refresh_one_of_200_apps_changed", |b| {
+        b.iter(|| {
+            version += 1;
+            changed.metadata.resource_version = Some(version.to_string());
+            writer.apply_watcher_event(&Event::Apply(changed.clone()));
+            black_box(ctx.refresh())
+        });
     });
     group.sample_size(10);
     group.bench_function("reindex_200_apps", |b| {

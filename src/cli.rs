@@ -513,6 +513,30 @@ mod tests {
     }
 
     #[test]
+    fn serve_cluster_takes_repeatable_app_namespaces_and_excludes_app_context() {
+        let cli = Cli::try_parse_from([
+            "syncguard",
+            "serve",
+            "--cluster",
+            "--app-namespace",
+            "argocd",
+            "--app-namespace",
+            "team-a",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve");
+        };
+        assert!(args.cluster);
+        assert_eq!(args.app_namespace, vec!["argocd", "team-a"]);
+        assert!(
+            Cli::try_parse_from(["syncguard", "serve", "--cluster", "--app-context", "dir"])
+                .is_err()
+        );
+        assert!(Cli::try_parse_from(["syncguard", "serve", "--app-namespace", "argocd"]).is_err());
+    }
+
+    #[test]
     fn plan_reads_stdin_when_no_path_is_given() {
         let cli = Cli::try_parse_from(["syncguard", "plan"]).unwrap();
         let Command::Plan(args) = cli.command else {

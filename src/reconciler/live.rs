@@ -16,7 +16,8 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
@@ -184,9 +185,29 @@ pub struct AppEntry {
     pub application: Resource,
     /// Stand-ins for every non-hook entry of `status.resources`, in that order.
     pub stand_ins: Arc<[Resource]>,
+    /// Every object `status.resources` lists (hooks included).
+    pub members: HashSet<ObjectKey>,
 }
 
 impl AppEntry {
+    /// Reads an Application object (JSON as served); `None` for anything else.
+    pub fn from_value(app: &Value) -> Option<Self> {
+        let live = LiveApplication::from_value(app)?;
+        let application = application_resource(app)?;
+        let stand_ins: Arc<[Resource]> = live
+            .resources
+            .iter()
+            .filter_map(|s| stand_in(&live.name, s))
+            .collect();
+        let members = live.resources.iter().map(status_key).collect();
+        Some(Self {
+            live,
+            application,
+            stand_ins,
+            members,
+        })
+    }
+
     /// Stand-ins for the entries of `status.resources` that `known` does not already cover (the
     /// audit lists many kinds itself; a live object beats a stand-in).
     pub fn stand_ins_except(&self, known: impl Fn(&ObjectKey) -> bool) -> Vec<Resource> {
@@ -198,49 +219,57 @@ impl AppEntry {
     }
 }
 
-/// Argo CD Applications indexed for owner lookups. Built in one pass over the Applications
-/// (linear in their `status.resources`), then read without locks.
+/// Argo CD Applications indexed for owner lookups, then read without locks.
+///
+/// Entries are shared (`Arc`), so a cache can rebuild the index after one Application changed
+/// by re-reading only that one ([`AppIndex::from_entries`]): the rest of a rebuild is hashing,
+/// linear in the number of listed objects.
 #[derive(Debug, Clone, Default)]
 pub struct AppIndex {
-    apps: Vec<AppEntry>,
+    apps: Vec<Arc<AppEntry>>,
     /// Application name → entries (several namespaces may hold an app of the same name).
     by_name: HashMap<String, Vec<usize>>,
-    /// Every object some Application lists in `status.resources` → that Application (the first
-    /// one, by namespace/name order, when two claim it).
-    by_member: HashMap<ObjectKey, usize>,
+    /// Hash of a listed object's identity → the Applications listing an object with that hash,
+    /// in index order. Keyed by a hash rather than the identity so that a rebuild copies no
+    /// strings; a lookup confirms the match in the entry's own `members`.
+    by_member: HashMap<u64, Vec<usize>>,
+}
+
+fn member_hash(group: &str, kind: &str, namespace: &str, name: &str) -> u64 {
+    let mut hasher = std::hash::DefaultHasher::new();
+    (group, kind, namespace, name).hash(&mut hasher);
+    hasher.finish()
 }
 
 impl AppIndex {
     /// Indexes Application objects (JSON as served); other objects are ignored.
     pub fn build<'a>(apps: impl IntoIterator<Item = &'a Value>) -> Self {
-        let mut entries: Vec<AppEntry> = apps
-            .into_iter()
-            .filter_map(|v| {
-                let live = LiveApplication::from_value(v)?;
-                let application = application_resource(v)?;
-                let stand_ins: Arc<[Resource]> = live
-                    .resources
-                    .iter()
-                    .filter_map(|s| stand_in(&live.name, s))
-                    .collect();
-                Some(AppEntry {
-                    live,
-                    application,
-                    stand_ins,
-                })
-            })
-            .collect();
+        Self::from_entries(
+            apps.into_iter()
+                .filter_map(AppEntry::from_value)
+                .map(Arc::new)
+                .collect(),
+        )
+    }
+
+    /// Indexes already-read entries.
+    pub fn from_entries(mut entries: Vec<Arc<AppEntry>>) -> Self {
         // A deterministic order, so ties (two apps claiming one object) resolve the same way
         // on every replica and every rebuild.
         entries.sort_by(|a, b| {
             (&a.live.namespace, &a.live.name).cmp(&(&b.live.namespace, &b.live.name))
         });
         let mut by_name: HashMap<String, Vec<usize>> = HashMap::new();
-        let mut by_member: HashMap<ObjectKey, usize> = HashMap::new();
+        let mut by_member: HashMap<u64, Vec<usize>> = HashMap::new();
         for (i, entry) in entries.iter().enumerate() {
             by_name.entry(entry.live.name.clone()).or_default().push(i);
             for s in &entry.live.resources {
-                by_member.entry(status_key(s)).or_insert(i);
+                let slot = by_member
+                    .entry(member_hash(&s.group, &s.kind, &s.namespace, &s.name))
+                    .or_default();
+                if slot.last() != Some(&i) {
+                    slot.push(i);
+                }
             }
         }
         Self {
@@ -261,7 +290,7 @@ impl AppIndex {
     }
 
     /// Every Application, ordered by namespace and name.
-    pub fn apps(&self) -> &[AppEntry] {
+    pub fn apps(&self) -> &[Arc<AppEntry>] {
         &self.apps
     }
 
@@ -282,14 +311,28 @@ impl AppIndex {
             .iter()
             .filter_map(|&i| self.apps.get(i))
             .find(|e| namespace.is_none_or(|ns| e.live.namespace == ns))
+            .map(AsRef::as_ref)
     }
 
-    /// The Application that lists this object in `status.resources`.
+    /// The Application that lists this object in `status.resources` (the first by namespace
+    /// and name when several do).
     pub fn by_member(&self, key: &ObjectKey) -> Option<&AppEntry> {
+        self.member_lookup(key)
+            .or_else(|| self.member_lookup(&key.cluster_scoped()))
+    }
+
+    fn member_lookup(&self, key: &ObjectKey) -> Option<&AppEntry> {
         self.by_member
-            .get(key)
-            .or_else(|| self.by_member.get(&key.cluster_scoped()))
-            .and_then(|&i| self.apps.get(i))
+            .get(&member_hash(
+                &key.group,
+                &key.kind,
+                &key.namespace,
+                &key.name,
+            ))?
+            .iter()
+            .filter_map(|&i| self.apps.get(i))
+            .find(|e| e.members.contains(key))
+            .map(AsRef::as_ref)
     }
 
     /// The owning Application of `object`: by its tracking id, else its instance label, else by

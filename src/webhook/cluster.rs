@@ -13,9 +13,10 @@
 //! webhook does not wait for the cache: a webhook that is not ready blocks admission
 //! (failurePolicy Fail) or is skipped (Ignore) — both worse than answering without context.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -28,7 +29,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use super::context::{AppContext, AppObjects};
 use crate::model::Resource;
 use crate::reconciler::application::{GROUP, KIND, VERSION};
-use crate::reconciler::live::{AppIndex, key_of, without_tracking};
+use crate::reconciler::live::{AppEntry, AppIndex, without_tracking};
 
 /// After a change to an Application, wait this long for more before rebuilding the index:
 /// Argo CD rewrites an Application's status many times during a sync, and one rebuild per burst
@@ -39,6 +40,9 @@ const REINDEX_DELAY: Duration = Duration::from_millis(500);
 pub fn application_api_resource() -> ApiResource {
     ApiResource::from_gvk(&GroupVersionKind::gvk(GROUP, VERSION, KIND))
 }
+
+/// Index entries by Application (namespace, name), with the resourceVersion they were read at.
+type EntryCache = HashMap<(String, String), (Option<String>, Arc<AppEntry>)>;
 
 /// The webhook's view of live Argo CD Applications. Cheap to clone (shared state).
 #[derive(Clone)]
@@ -53,6 +57,9 @@ struct Inner {
     stores: Vec<Store<DynamicObject>>,
     /// `None` until every store has completed its first list.
     index: ArcSwap<Option<AppIndex>>,
+    /// Entries of the last rebuild by (namespace, name), with the resourceVersion they were read
+    /// at. Only the rebuild (one task) locks it.
+    entries: Mutex<EntryCache>,
     /// Logged once, when the cache first becomes usable.
     synced: AtomicBool,
 }
@@ -74,6 +81,7 @@ impl ClusterContext {
             inner: Arc::new(Inner {
                 stores,
                 index: ArcSwap::from_pointee(None),
+                entries: Mutex::new(HashMap::new()),
                 synced: AtomicBool::new(false),
             }),
         }
@@ -94,11 +102,42 @@ impl ClusterContext {
         }
         let apps: Vec<Arc<DynamicObject>> =
             self.inner.stores.iter().flat_map(Store::state).collect();
-        let values: Vec<serde_json::Value> = apps
-            .iter()
-            .filter_map(|a| serde_json::to_value(a.as_ref()).ok())
-            .collect();
-        let index = AppIndex::build(values.iter());
+        // Re-read only Applications whose resourceVersion changed since the last rebuild: during
+        // a sync one Application changes many times while hundreds stay as they were.
+        let mut cache = self
+            .inner
+            .entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut fresh: EntryCache = HashMap::with_capacity(apps.len());
+        for app in &apps {
+            let key = (
+                app.metadata.namespace.clone().unwrap_or_default(),
+                app.metadata.name.clone().unwrap_or_default(),
+            );
+            let version = app.metadata.resource_version.clone();
+            let reused = cache
+                .get(&key)
+                .filter(|(v, _)| version.is_some() && *v == version)
+                .map(|(_, e)| e.clone());
+            let entry = match reused {
+                Some(e) => e,
+                None => {
+                    let Some(entry) = serde_json::to_value(app.as_ref())
+                        .ok()
+                        .as_ref()
+                        .and_then(AppEntry::from_value)
+                    else {
+                        continue;
+                    };
+                    Arc::new(entry)
+                }
+            };
+            fresh.insert(key, (version, entry));
+        }
+        let index = AppIndex::from_entries(fresh.values().map(|(_, e)| e.clone()).collect());
+        *cache = fresh;
+        drop(cache);
         let count = index.len();
         self.inner.index.store(Arc::new(Some(index)));
         if !self.inner.synced.swap(true, Ordering::SeqCst) {
@@ -137,12 +176,8 @@ impl AppContext for ClusterContext {
         let index = guard.as_ref().as_ref()?;
         let owner = index.owner_of(object)?;
         let entry = owner.entry;
-        let own_key = key_of(object);
         let mut objects: Vec<Resource> = Vec::with_capacity(entry.stand_ins.len() + 1);
-        let others = entry
-            .stand_ins
-            .iter()
-            .filter(|r| object.name.is_empty() || key_of(r) != own_key);
+        let others = entry.stand_ins.iter().filter(|r| !same_object(r, object));
         // The pipeline groups a set by tracking: an untracked admitted object (found through
         // status.resources) must meet untracked stand-ins to be judged inside its app.
         if owner.tracked {
@@ -164,6 +199,16 @@ impl AppContext for ClusterContext {
             "live Argo CD Applications (not synced yet)".to_string()
         }
     }
+}
+
+/// Same identity, compared in place (this runs for every stand-in of every lookup: no
+/// allocation).
+fn same_object(a: &Resource, b: &Resource) -> bool {
+    !b.name.is_empty()
+        && a.name == b.name
+        && a.kind == b.kind
+        && a.group == b.group
+        && a.namespace == b.namespace
 }
 
 /// Starts the Application cache: returns the context at once (not synced) and the future that
@@ -304,6 +349,35 @@ mod tests {
         let found = ctx.objects_for(&cfg).unwrap();
         let kinds: Vec<&str> = found.objects.iter().map(|r| r.kind.as_str()).collect();
         assert_eq!(kinds, vec!["Application"]);
+    }
+
+    #[test]
+    fn a_changed_application_is_read_again_on_refresh() {
+        let mut w = writer();
+        let ctx = ClusterContext::new(vec![w.as_reader()]);
+        let mut shop = app("shop");
+        shop.metadata.resource_version = Some("1".into());
+        w.apply_watcher_event(&watcher::Event::Init);
+        w.apply_watcher_event(&watcher::Event::InitApply(shop.clone()));
+        w.apply_watcher_event(&watcher::Event::InitDone);
+        assert!(ctx.refresh());
+        let cm = Resource::from_value(
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "x", "labels": {"app.kubernetes.io/instance": "shop"}}}),
+            None,
+        )
+        .unwrap();
+        assert_eq!(ctx.objects_for(&cm).unwrap().objects.len(), 2);
+
+        shop.metadata.resource_version = Some("2".into());
+        shop.data["status"]["resources"] = json!([]);
+        w.apply_watcher_event(&watcher::Event::Apply(shop));
+        assert!(ctx.refresh());
+        assert_eq!(ctx.objects_for(&cm).unwrap().objects.len(), 1);
+
+        w.apply_watcher_event(&watcher::Event::Delete(app("shop")));
+        assert!(ctx.refresh());
+        assert!(ctx.objects_for(&cm).is_none());
     }
 
     #[test]
