@@ -12,10 +12,13 @@
 //!   Application (the common case during a sync; off the request path): only that one is read
 //!   again.
 //! - `cache/reindex_200_apps`: reading all 200 Applications from scratch (the first list).
+//! - `admission/review_with_cache_app_500`: `handle_review` of a hook Job of one of those
+//!   Applications, end to end with the cache as context.
 //!
 //! Run: `cargo bench --bench reconcile -- --warm-up-time 1 --measurement-time 5`
 
 use std::hint::black_box;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
@@ -23,6 +26,7 @@ use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
+use syncguard::metrics::Metrics;
 use syncguard::model::Resource;
 use syncguard::policy::PolicySet;
 use syncguard::policy::builtin::PolicySource;
@@ -30,7 +34,9 @@ use syncguard::reconciler::Config;
 use syncguard::reconciler::audit::{Inventory, evaluate_inventory};
 use syncguard::reconciler::live::{AppIndex, LiveObject};
 use syncguard::webhook::cluster::application_api_resource;
-use syncguard::webhook::{AppContext, ClusterContext};
+use syncguard::webhook::{
+    AppContext, ClusterContext, Endpoint, ReviewOptions, State, handle_review,
+};
 
 const RESOURCES: usize = 500;
 const EXTERNAL_SECRETS: usize = 25;
@@ -229,6 +235,39 @@ fn cache(c: &mut Criterion) {
     group.sample_size(10);
     group.bench_function("reindex_200_apps", |b| {
         b.iter(|| black_box(AppIndex::build(black_box(apps.iter()))));
+    });
+    group.finish();
+
+    // End to end: one admission review of a hook Job of a 500-resource Application, with the
+    // cache as context (decode, lookup, plan of the app, all rules, response).
+    let state = State::new(
+        builtin(),
+        Arc::new(ctx.clone()),
+        ReviewOptions::default(),
+        1,
+        Arc::new(Metrics::new()),
+    );
+    let review = json!({"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u", "kind": {"group": "batch", "version": "v1", "kind": "Job"},
+            "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
+            "name": "migrate-10", "namespace": "app-7", "operation": "CREATE",
+            "userInfo": {"username": "system:serviceaccount:argocd:argocd-application-controller"},
+            "object": tracked.raw, "dryRun": false}});
+    let body = serde_json::to_vec(&review).unwrap_or_else(|e| panic!("{e}"));
+    let (status, answer) = handle_review(&state, Endpoint::Validate, &body);
+    assert_eq!(status.as_u16(), 200);
+    let answer: Value = serde_json::from_slice(&answer).unwrap_or_else(|e| panic!("{e}"));
+    // The cache places the ExternalSecret producing the Job's Secret at Sync wave 3: SG201.
+    assert_eq!(answer["response"]["allowed"], false, "{answer}");
+    assert!(
+        answer["response"]["status"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("SG201")),
+        "{answer}"
+    );
+    let mut group = c.benchmark_group("admission");
+    group.bench_function("review_with_cache_app_500", |b| {
+        b.iter(|| black_box(handle_review(&state, Endpoint::Validate, black_box(&body))));
     });
     group.finish();
 }

@@ -192,6 +192,10 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         let client = kube::Client::try_default()
             .await
             .map_err(ServeError::Cluster)?;
+        tracing::info!(
+            namespaces = ?config.app_namespaces,
+            "application cache starting; ordering rules (SG2xx) stay silent until it has synced"
+        );
         Some(super::cluster::start(client, &config.app_namespaces))
     } else {
         None
