@@ -200,6 +200,29 @@ pub struct ServeArgs {
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_APP_CONTEXT")]
     pub app_context: Option<PathBuf>,
 
+    /// Keep a read-only cache of the cluster's Argo CD Applications (list/watch), so ordering
+    /// rules (SG2xx) see each admitted object inside its Application: its resources' waves come
+    /// from the Application's status.resources. Until the cache has synced those rules stay
+    /// silent; admission never waits for the API server.
+    #[arg(
+        long,
+        env = "SYNCGUARD_CLUSTER",
+        conflicts_with = "app_context",
+        default_value_t = false
+    )]
+    pub cluster: bool,
+
+    /// With --cluster: watch Applications only in this namespace (repeatable; default: all
+    /// namespaces, which needs cluster-wide list/watch on applications.argoproj.io).
+    #[arg(
+        long,
+        value_name = "NS",
+        env = "SYNCGUARD_APP_NAMESPACES",
+        value_delimiter = ',',
+        requires = "cluster"
+    )]
+    pub app_namespace: Vec<String>,
+
     /// What to answer when a review cannot be finished (internal error, deadline, a failing deny
     /// rule): allow with a warning, or deny.
     #[arg(long, value_enum, env = "SYNCGUARD_ON_ERROR", default_value_t = OnErrorArg::Allow)]
@@ -708,6 +731,30 @@ mod tests {
     #[test]
     fn the_cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn serve_cluster_takes_repeatable_app_namespaces_and_excludes_app_context() {
+        let cli = Cli::try_parse_from([
+            "syncguard",
+            "serve",
+            "--cluster",
+            "--app-namespace",
+            "argocd",
+            "--app-namespace",
+            "team-a",
+        ])
+        .unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("not serve");
+        };
+        assert!(args.cluster);
+        assert_eq!(args.app_namespace, vec!["argocd", "team-a"]);
+        assert!(
+            Cli::try_parse_from(["syncguard", "serve", "--cluster", "--app-context", "dir"])
+                .is_err()
+        );
+        assert!(Cli::try_parse_from(["syncguard", "serve", "--app-namespace", "argocd"]).is_err());
     }
 
     #[test]

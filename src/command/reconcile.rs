@@ -97,9 +97,12 @@ pub fn run(args: &ReconcileArgs) -> anyhow::Result<Outcome> {
         .enable_all()
         .thread_name("syncguard")
         .build()?;
-    // Tasks that run next to the Application controller and stop before the Lease is released.
-    // The background audit joins here when `config.audit_enabled` (see `reconciler::ExtraTask`).
-    let extra: Vec<ExtraTask> = Vec::new();
+    // Tasks that run next to the Application controller and stop before the Lease is released:
+    // the background audit (with policy hot reload when --policies is a directory).
+    let mut extra: Vec<ExtraTask> = Vec::new();
+    if config.audit_enabled {
+        extra.push(reconciler::policy_reload::audit_task());
+    }
     runtime.block_on(reconciler::run(config, shutdown_signal(), extra))?;
     Ok(Outcome::Clean)
 }

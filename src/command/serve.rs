@@ -23,6 +23,8 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
         cert_dir: args.cert_dir.clone(),
         policies: PolicySource::from_arg(args.policies.clone()),
         app_context: args.app_context.clone(),
+        cluster: args.cluster,
+        app_namespaces: args.app_namespace.clone(),
         on_error: match args.on_error {
             OnErrorArg::Allow => FailureMode::Allow,
             OnErrorArg::Deny => FailureMode::Deny,

@@ -18,6 +18,12 @@
 //! - [`leader`]: leader election on a Lease; [`run`]: the process — client, policies, probes,
 //!   election, controller, extra tasks, ordered shutdown.
 //! - [`error`]: the reconciler's [`Error`].
+//! - [`live`]: live objects as the rules see them, stand-ins from `status.resources`, and the
+//!   [`AppIndex`] of Applications (shared with the webhook's Application cache).
+//! - [`audit`]: the background audit — list live objects, evaluate them per Application,
+//!   write [`report`]s.
+//! - [`report`]: one bounded `PolicyReport` per namespace, written only when it changed.
+//! - [`policy_reload`]: the audit as a runner task, re-run when a tested policy set goes live.
 //!
 //! Every writer (Events, PolicyReports) runs only while this replica holds the leader Lease, so
 //! two replicas never both write; readers (caches, diagnosis) run on every replica.
@@ -25,6 +31,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod application;
+pub mod audit;
 pub mod context;
 pub mod controller;
 pub mod diagnosis;
@@ -34,6 +41,9 @@ pub mod events;
 pub(crate) mod fixtures;
 pub mod hooks;
 pub mod leader;
+pub mod live;
+pub mod policy_reload;
+pub mod report;
 pub mod run;
 pub mod stuck;
 pub mod sync_loop;
@@ -42,4 +52,5 @@ pub use application::LiveApplication;
 pub use context::{Config, Context, LeaseConfig};
 pub use diagnosis::LiveFinding;
 pub use error::Error;
+pub use live::{AppIndex, LiveObject};
 pub use run::{ExtraTask, Shutdown, run};

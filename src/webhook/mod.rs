@@ -11,6 +11,8 @@
 //!   the API server's limits; the failure mode (`--on-error`).
 //! - [`context`]: [`AppContext`] — the owning Application's other objects, so cross-resource rules
 //!   (SG2xx) can judge an admitted object.
+//! - [`cluster`]: [`ClusterContext`], that context from a read-only cache of live Argo CD
+//!   Applications (`serve --cluster`); in-memory lookups only, silent until synced.
 //! - [`state`]: what handlers share (live policy set behind an `ArcSwap`, worker semaphore,
 //!   metrics, readiness).
 //! - [`router`] / `handler`: axum routes, the 7 MiB body limit with a clear 413, worker slots
@@ -32,17 +34,19 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+pub mod cluster;
 pub mod context;
 mod handler;
-mod policies;
+pub(crate) mod policies;
 pub mod response;
 pub mod review;
 mod server;
 pub mod service;
 pub mod state;
 mod tls;
-mod watch;
+pub(crate) mod watch;
 
+pub use cluster::ClusterContext;
 pub use context::{AppContext, AppObjects, ManifestContext, NoContext};
 pub use handler::{probe_router, router};
 pub use policies::LoadError;

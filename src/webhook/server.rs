@@ -36,6 +36,11 @@ pub struct Config {
     pub policies: PolicySource,
     /// Rendered manifests giving admission-time Application context; watched.
     pub app_context: Option<PathBuf>,
+    /// Keep a read-only cache of live Argo CD Applications as the admission-time context
+    /// (`--cluster`); see [`super::cluster`].
+    pub cluster: bool,
+    /// Namespaces whose Applications the cache watches; empty = all namespaces.
+    pub app_namespaces: Vec<String>,
     /// What to answer when a review cannot be finished.
     pub on_error: FailureMode,
     /// Deadline of one review (see [`ReviewOptions::eval_timeout`]).
@@ -67,6 +72,8 @@ impl Default for Config {
             cert_dir: PathBuf::from("/etc/syncguard/tls"),
             policies: PolicySource::Builtin,
             app_context: None,
+            cluster: false,
+            app_namespaces: Vec::new(),
             on_error: FailureMode::Allow,
             eval_timeout: Duration::from_secs(2),
             rule_deadline: Duration::from_millis(250),
@@ -94,6 +101,9 @@ pub enum ServeError {
     /// The app-context directory is unusable.
     #[error("--app-context: {0}")]
     Context(#[from] ContextError),
+    /// `--cluster` without a usable kubeconfig or in-cluster service account.
+    #[error("--cluster: no Kubernetes client configuration: {0}")]
+    Cluster(#[source] kube::Error),
     /// No usable certificate at start.
     #[error("serving certificate: {0}")]
     Tls(#[from] TlsError),
@@ -178,9 +188,23 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         }
         None => None,
     };
-    let context: Arc<dyn AppContext> = match &manifest_context {
-        Some(c) => c.clone(),
-        None => Arc::new(NoContext),
+    // The Application cache never delays start or readiness: it fills in the background.
+    let cluster = if config.cluster {
+        let client = kube::Client::try_default()
+            .await
+            .map_err(ServeError::Cluster)?;
+        tracing::info!(
+            namespaces = ?config.app_namespaces,
+            "application cache starting; ordering rules (SG2xx) stay silent until it has synced"
+        );
+        Some(super::cluster::start(client, &config.app_namespaces))
+    } else {
+        None
+    };
+    let context: Arc<dyn AppContext> = match (&manifest_context, &cluster) {
+        (Some(c), _) => c.clone(),
+        (None, Some((c, _))) => Arc::new(c.clone()),
+        (None, None) => Arc::new(NoContext),
     };
 
     let state = State::new(
@@ -270,6 +294,9 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
             dir.clone(),
             fp,
         )));
+    }
+    if let Some((_, watch)) = cluster {
+        reloaders.push(tokio::spawn(watch));
     }
     if let Some(ctx) = manifest_context {
         reloaders.push(tokio::spawn(reload_context(

@@ -1,0 +1,153 @@
+//! Hot reload of the reconciler's policy directory, and the background audit it drives.
+//!
+//! Policies change in git; objects admitted before a rule existed must still be reported. The
+//! reconciler therefore watches its `--policies` directory the way the webhook does (the
+//! directory, not the files: Kubernetes swaps mounted ConfigMaps through a `..data` symlink), and
+//! a new set goes live only if it loads **and** passes its own `test_*` rules — a broken set never
+//! replaces the working one. Each accepted set bumps a generation number that the audit watches,
+//! so it re-runs right away instead of waiting for its interval.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use super::context::Context;
+use super::run::{ExtraTask, Shutdown};
+use crate::policy::LoadOptions;
+use crate::policy::builtin::PolicySource;
+use crate::webhook::policies::{LoadError, load_tested};
+use crate::webhook::watch::{DirWatch, fingerprint};
+
+/// How soon after the last file event a reload starts (a ConfigMap swap is several events).
+const DEBOUNCE: Duration = Duration::from_millis(250);
+/// Re-check the directory this often even without file events.
+const POLL: Duration = Duration::from_secs(60);
+
+/// The background audit as a task of the reconciler runner, with policy hot reload when the
+/// policies come from a directory. Stops at shutdown (before the leader Lease is released).
+pub fn audit_task() -> ExtraTask {
+    Box::new(|ctx: Arc<Context>, shutdown: Shutdown| {
+        Box::pin(async move {
+            let (generation, changed) = watch::channel(0u64);
+            let reload = match ctx.config.policies.clone() {
+                PolicySource::Dir(dir) => Some(tokio::spawn(watch_policies(
+                    ctx.clone(),
+                    dir,
+                    generation,
+                    POLL,
+                ))),
+                PolicySource::Builtin => None,
+            };
+            tokio::select! {
+                () = super::audit::run(ctx, changed) => {}
+                () = shutdown.wait() => {}
+            }
+            if let Some(task) = reload {
+                task.abort();
+            }
+        })
+    })
+}
+
+/// Reloads `dir` when it changes; an accepted set replaces `ctx.policies` and bumps
+/// `generation`. Runs until the task is aborted. The first fingerprint is taken when the task
+/// starts, just after the runner loaded the set now live; an edit in that instant is picked up
+/// with the next change.
+pub async fn watch_policies(
+    ctx: Arc<Context>,
+    dir: PathBuf,
+    generation: watch::Sender<u64>,
+    poll: Duration,
+) {
+    let options = LoadOptions {
+        deadline: ctx.config.rule_deadline,
+        ..LoadOptions::default()
+    };
+    let d = dir.clone();
+    let mut last = tokio::task::spawn_blocking(move || fingerprint(&d, false))
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let mut watch = DirWatch::new(&dir, false, DEBOUNCE, poll);
+    while watch.changed().await.is_some() {
+        let d = dir.clone();
+        let Ok(Some(fp)) = tokio::task::spawn_blocking(move || fingerprint(&d, false)).await else {
+            continue;
+        };
+        if fp == last {
+            continue;
+        }
+        let d = dir.clone();
+        let o = options.clone();
+        let Ok(result) = tokio::task::spawn_blocking(move || load_tested(&d, &o)).await else {
+            continue;
+        };
+        match result {
+            Ok((set, loaded_fp)) => {
+                last = loaded_fp;
+                let rules = set.rules().len();
+                ctx.policies.store(Arc::new(set));
+                generation.send_modify(|g| *g += 1);
+                tracing::info!(dir = %dir.display(), rules, "policies reloaded; re-running the audit");
+            }
+            Err(LoadError::Moving(_)) => {}
+            Err(e) => {
+                last = fp;
+                tracing::error!(error = %e, "policy reload rejected; the previous policies stay live");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::reconciler::Config;
+
+    fn rule(id: &str) -> String {
+        format!(
+            "package syncguard.rules.r\nmeta := {{\"id\": \"{id}\", \"title\": \"t\", \"severity\": \"low\", \"action\": \"warn\"}}\nviolations contains {{\"msg\": \"m\", \"path\": \"/\"}} if {{ false }}\n"
+        )
+    }
+
+    #[tokio::test]
+    async fn a_tested_policy_change_goes_live_and_bumps_the_generation_a_broken_one_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.rego"), rule("ORG1")).unwrap();
+        let set = crate::policy::PolicySet::load(dir.path()).unwrap();
+        let (client, _handle) = crate::reconciler::fixtures::mock_client();
+        let ctx = crate::reconciler::fixtures::context(client, Config::default(), true);
+        ctx.policies.store(Arc::new(set));
+        let (generation, mut changed) = watch::channel(0u64);
+        let task = tokio::spawn(watch_policies(
+            ctx.clone(),
+            dir.path().to_path_buf(),
+            generation,
+            Duration::from_millis(100),
+        ));
+
+        // Let the watcher take its first fingerprint (of the set already live).
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        std::fs::write(dir.path().join("r.rego"), rule("ORG2")).unwrap();
+        tokio::time::timeout(Duration::from_secs(20), changed.changed())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(ctx.policies.load().rules()[0].id.as_str(), "ORG2");
+
+        // A set whose own test fails never goes live.
+        std::fs::write(
+            dir.path().join("r_test.rego"),
+            "package syncguard.rules.r_test\ntest_fails if { false }\n",
+        )
+        .unwrap();
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert_eq!(*changed.borrow(), 1);
+        assert_eq!(ctx.policies.load().rules()[0].id.as_str(), "ORG2");
+        task.abort();
+    }
+}

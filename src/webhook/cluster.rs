@@ -1,0 +1,389 @@
+//! `syncguard serve --cluster`: a read-only cache of Argo CD Applications, so admission-time
+//! rules can judge an object inside its Application.
+//!
+//! A kube-runtime reflector keeps every `argoproj.io/v1alpha1` Application in memory (one watch
+//! per `--app-namespace`, or one cluster-wide). After changes settle, the cache rebuilds an
+//! [`AppIndex`]: Applications by name and by the objects their `status.resources` list, with a
+//! stand-in for each listed object (identity, sync wave, tracking). [`ClusterContext::objects_for`]
+//! is then a hash lookup and a copy of the app's stand-ins — never a call to the API server, so
+//! a slow or unreachable API server can never slow down or block admission.
+//!
+//! Until the first complete list has arrived, [`ClusterContext::objects_for`] answers `None` and
+//! the ordering rules (SG2xx) stay silent, exactly as without any context. Readiness of the
+//! webhook does not wait for the cache: a webhook that is not ready blocks admission
+//! (failurePolicy Fail) or is skipped (Ignore) — both worse than answering without context.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use futures::{FutureExt as _, StreamExt as _};
+use kube::api::{Api, DynamicObject};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt as _, watcher};
+
+use super::context::{AppContext, AppObjects};
+use crate::model::Resource;
+use crate::reconciler::application::{GROUP, KIND, VERSION};
+use crate::reconciler::live::{AppEntry, AppIndex, without_tracking};
+
+/// After a change to an Application, wait this long for more before rebuilding the index:
+/// Argo CD rewrites an Application's status many times during a sync, and one rebuild per burst
+/// is enough for a cache whose readers tolerate a second of staleness.
+const REINDEX_DELAY: Duration = Duration::from_millis(500);
+
+/// The `ApiResource` of Argo CD Applications (not in k8s-openapi; read as JSON).
+pub fn application_api_resource() -> ApiResource {
+    ApiResource::from_gvk(&GroupVersionKind::gvk(GROUP, VERSION, KIND))
+}
+
+/// Index entries by Application (namespace, name), with the resourceVersion they were read at.
+type EntryCache = HashMap<(String, String), (Option<String>, Arc<AppEntry>)>;
+
+/// The webhook's view of live Argo CD Applications. Cheap to clone (shared state).
+#[derive(Clone)]
+pub struct ClusterContext {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    /// One reflector store per watched namespace (one in all for a cluster-wide watch): a
+    /// reflector's writer must see one watch's Init/InitDone sequence, so watches are not merged
+    /// into one store.
+    stores: Vec<Store<DynamicObject>>,
+    /// `None` until every store has completed its first list.
+    index: ArcSwap<Option<AppIndex>>,
+    /// Entries of the last rebuild by (namespace, name), with the resourceVersion they were read
+    /// at. Only the rebuild (one task) locks it.
+    entries: Mutex<EntryCache>,
+    /// Logged once, when the cache first becomes usable.
+    synced: AtomicBool,
+}
+
+impl std::fmt::Debug for ClusterContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterContext")
+            .field("stores", &self.inner.stores.len())
+            .field("synced", &self.is_synced())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClusterContext {
+    /// A context over reflector stores that something else fills (see [`start`]). Nothing is
+    /// known until [`ClusterContext::refresh`] finds every store ready.
+    pub fn new(stores: Vec<Store<DynamicObject>>) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                stores,
+                index: ArcSwap::from_pointee(None),
+                entries: Mutex::new(HashMap::new()),
+                synced: AtomicBool::new(false),
+            }),
+        }
+    }
+
+    /// Rebuilds the index from the stores when every store has completed its first list.
+    /// Returns whether the cache is usable. Never waits: a store that is not ready yet is
+    /// simply reported as such.
+    pub fn refresh(&self) -> bool {
+        let ready = !self.inner.stores.is_empty()
+            && self.inner.stores.iter().all(|s| {
+                // The store's readiness is a one-shot future that is complete once the first
+                // list was applied; polling it once answers "ready yet?" without waiting.
+                matches!(s.wait_until_ready().now_or_never(), Some(Ok(())))
+            });
+        if !ready {
+            return false;
+        }
+        let apps: Vec<Arc<DynamicObject>> =
+            self.inner.stores.iter().flat_map(Store::state).collect();
+        // Re-read only Applications whose resourceVersion changed since the last rebuild: during
+        // a sync one Application changes many times while hundreds stay as they were.
+        let mut cache = self
+            .inner
+            .entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut fresh: EntryCache = HashMap::with_capacity(apps.len());
+        for app in &apps {
+            let key = (
+                app.metadata.namespace.clone().unwrap_or_default(),
+                app.metadata.name.clone().unwrap_or_default(),
+            );
+            let version = app.metadata.resource_version.clone();
+            let reused = cache
+                .get(&key)
+                .filter(|(v, _)| version.is_some() && *v == version)
+                .map(|(_, e)| e.clone());
+            let entry = match reused {
+                Some(e) => e,
+                None => {
+                    let Some(entry) = serde_json::to_value(app.as_ref())
+                        .ok()
+                        .as_ref()
+                        .and_then(AppEntry::from_value)
+                    else {
+                        continue;
+                    };
+                    Arc::new(entry)
+                }
+            };
+            fresh.insert(key, (version, entry));
+        }
+        let index = AppIndex::from_entries(fresh.values().map(|(_, e)| e.clone()).collect());
+        *cache = fresh;
+        drop(cache);
+        let count = index.len();
+        self.inner.index.store(Arc::new(Some(index)));
+        if !self.inner.synced.swap(true, Ordering::SeqCst) {
+            tracing::info!(
+                applications = count,
+                "application cache synced: ordering rules (SG2xx) now see each object's Application"
+            );
+        }
+        true
+    }
+
+    /// True once the index has been built from a complete list.
+    pub fn is_synced(&self) -> bool {
+        self.inner.index.load().is_some()
+    }
+
+    /// Number of Applications in the index (0 while not synced).
+    pub fn len(&self) -> usize {
+        self.inner
+            .index
+            .load()
+            .as_ref()
+            .as_ref()
+            .map_or(0, AppIndex::len)
+    }
+
+    /// True when no Application is known.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl AppContext for ClusterContext {
+    fn objects_for(&self, object: &Resource) -> Option<AppObjects> {
+        let guard = self.inner.index.load();
+        let index = guard.as_ref().as_ref()?;
+        let owner = index.owner_of(object)?;
+        let entry = owner.entry;
+        let mut objects: Vec<Resource> = Vec::with_capacity(entry.stand_ins.len() + 1);
+        let others = entry.stand_ins.iter().filter(|r| !same_object(r, object));
+        // The pipeline groups a set by tracking: an untracked admitted object (found through
+        // status.resources) must meet untracked stand-ins to be judged inside its app.
+        if owner.tracked {
+            objects.extend(others.cloned());
+        } else {
+            objects.extend(others.map(without_tracking));
+        }
+        objects.push(entry.application.clone());
+        Some(AppObjects {
+            app: Some(entry.live.name.clone()),
+            objects,
+        })
+    }
+
+    fn describe(&self) -> String {
+        if self.is_synced() {
+            format!("live Argo CD Applications ({} known)", self.len())
+        } else {
+            "live Argo CD Applications (not synced yet)".to_string()
+        }
+    }
+}
+
+/// Same identity, compared in place (this runs for every stand-in of every lookup: no
+/// allocation).
+fn same_object(a: &Resource, b: &Resource) -> bool {
+    !b.name.is_empty()
+        && a.name == b.name
+        && a.kind == b.kind
+        && a.group == b.group
+        && a.namespace == b.namespace
+}
+
+/// Starts the Application cache: returns the context at once (not synced) and the future that
+/// keeps it filled — spawn it. `namespaces` empty watches Applications cluster-wide (RBAC:
+/// `list`/`watch` on `applications.argoproj.io` cluster-wide); otherwise one watch per namespace
+/// (a Role in each). The watches retry with exponential back-off, so an API server outage or
+/// missing RBAC only delays the cache (and is logged); the future never ends by itself.
+pub fn start(
+    client: kube::Client,
+    namespaces: &[String],
+) -> (ClusterContext, impl Future<Output = ()> + Send + 'static) {
+    let resource = application_api_resource();
+    let apis: Vec<Api<DynamicObject>> = if namespaces.is_empty() {
+        vec![Api::all_with(client, &resource)]
+    } else {
+        namespaces
+            .iter()
+            .map(|ns| Api::namespaced_with(client.clone(), ns, &resource))
+            .collect()
+    };
+    let mut stores = Vec::with_capacity(apis.len());
+    let mut streams = Vec::with_capacity(apis.len());
+    for api in apis {
+        let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
+        stores.push(writer.as_reader());
+        let stream = watcher(api, watcher::Config::default().any_semantic())
+            .default_backoff()
+            .reflect(writer)
+            .boxed();
+        streams.push(stream);
+    }
+    let context = ClusterContext::new(stores);
+    let task = run(context.clone(), streams);
+    (context, task)
+}
+
+/// Drives the watches and rebuilds the index [`REINDEX_DELAY`] after the first change of a
+/// burst (at once when a list completes).
+async fn run(
+    context: ClusterContext,
+    streams: Vec<
+        futures::stream::BoxStream<'static, watcher::Result<watcher::Event<DynamicObject>>>,
+    >,
+) {
+    let mut events = futures::stream::select_all(streams);
+    let mut due: Option<tokio::time::Instant> = None;
+    loop {
+        let wait = async {
+            match due {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending::<()>().await,
+            }
+        };
+        tokio::select! {
+            event = events.next() => match event {
+                None => return,
+                Some(Ok(watcher::Event::InitDone)) => {
+                    context.refresh();
+                    due = None;
+                }
+                Some(Ok(watcher::Event::Init | watcher::Event::InitApply(_))) => {}
+                Some(Ok(watcher::Event::Apply(_) | watcher::Event::Delete(_))) => {
+                    due.get_or_insert_with(|| tokio::time::Instant::now() + REINDEX_DELAY);
+                }
+                Some(Err(error)) => {
+                    tracing::warn!(%error, "application cache: watch failed; retrying with back-off");
+                }
+            },
+            () = wait => {
+                context.refresh();
+                due = None;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use kube::runtime::reflector::store::Writer;
+    use serde_json::json;
+
+    fn app(name: &str) -> DynamicObject {
+        serde_json::from_value(json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": "argocd"},
+            "spec": {"destination": {"namespace": name}},
+            "status": {"resources": [
+                {"group": "", "version": "v1", "kind": "ConfigMap", "namespace": name,
+                 "name": "cfg", "syncWave": 1}]}
+        }))
+        .unwrap()
+    }
+
+    fn writer() -> Writer<DynamicObject> {
+        Writer::new(application_api_resource())
+    }
+
+    #[test]
+    fn nothing_is_known_until_the_first_list_completes() {
+        let mut w = writer();
+        let ctx = ClusterContext::new(vec![w.as_reader()]);
+        let cm = Resource::from_value(
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "x", "labels": {"app.kubernetes.io/instance": "shop"}}}),
+            None,
+        )
+        .unwrap();
+        w.apply_watcher_event(&watcher::Event::Init);
+        w.apply_watcher_event(&watcher::Event::InitApply(app("shop")));
+        assert!(!ctx.refresh());
+        assert!(ctx.objects_for(&cm).is_none());
+        assert!(ctx.describe().contains("not synced"));
+
+        w.apply_watcher_event(&watcher::Event::InitDone);
+        assert!(ctx.refresh());
+        let found = ctx.objects_for(&cm).unwrap();
+        assert_eq!(found.app.as_deref(), Some("shop"));
+        let kinds: Vec<&str> = found.objects.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["ConfigMap", "Application"]);
+    }
+
+    #[test]
+    fn the_admitted_object_is_not_its_own_stand_in() {
+        let mut w = writer();
+        let ctx = ClusterContext::new(vec![w.as_reader()]);
+        w.apply_watcher_event(&watcher::Event::Init);
+        w.apply_watcher_event(&watcher::Event::InitApply(app("shop")));
+        w.apply_watcher_event(&watcher::Event::InitDone);
+        ctx.refresh();
+        let cfg = Resource::from_value(
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "cfg", "namespace": "shop"}}),
+            None,
+        )
+        .unwrap();
+        let found = ctx.objects_for(&cfg).unwrap();
+        let kinds: Vec<&str> = found.objects.iter().map(|r| r.kind.as_str()).collect();
+        assert_eq!(kinds, vec!["Application"]);
+    }
+
+    #[test]
+    fn a_changed_application_is_read_again_on_refresh() {
+        let mut w = writer();
+        let ctx = ClusterContext::new(vec![w.as_reader()]);
+        let mut shop = app("shop");
+        shop.metadata.resource_version = Some("1".into());
+        w.apply_watcher_event(&watcher::Event::Init);
+        w.apply_watcher_event(&watcher::Event::InitApply(shop.clone()));
+        w.apply_watcher_event(&watcher::Event::InitDone);
+        assert!(ctx.refresh());
+        let cm = Resource::from_value(
+            json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": "x", "labels": {"app.kubernetes.io/instance": "shop"}}}),
+            None,
+        )
+        .unwrap();
+        assert_eq!(ctx.objects_for(&cm).unwrap().objects.len(), 2);
+
+        shop.metadata.resource_version = Some("2".into());
+        shop.data["status"]["resources"] = json!([]);
+        w.apply_watcher_event(&watcher::Event::Apply(shop));
+        assert!(ctx.refresh());
+        assert_eq!(ctx.objects_for(&cm).unwrap().objects.len(), 1);
+
+        w.apply_watcher_event(&watcher::Event::Delete(app("shop")));
+        assert!(ctx.refresh());
+        assert!(ctx.objects_for(&cm).is_none());
+    }
+
+    #[test]
+    fn a_context_without_stores_never_syncs() {
+        let ctx = ClusterContext::new(Vec::new());
+        assert!(!ctx.refresh());
+        assert!(ctx.is_empty());
+    }
+}
