@@ -392,7 +392,7 @@ report() {
     echo
   fi
   echo "server p50/p99/mean: syncguard_evaluation_duration_seconds bucket deltas over the measured window"
-  echo "(evaluated reviews only — the DELETE is admitted without evaluation; includes the wait for a worker slot)."
+  echo "(evaluated reviews only — the DELETE is admitted without evaluation; timed on the worker, the wait for a slot is syncguard_worker_wait_seconds)."
 }
 
 report | tee "${OUT:-/dev/null}"
