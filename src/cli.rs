@@ -132,6 +132,12 @@ pub enum Command {
     ///   SG503 accumulated hooks — more than --hook-threshold completed hook Jobs/Pods left
     ///   behind by generateName hooks without a delete policy.
     ///
+    /// Background audit: every --audit-interval, and at once when a tested new policy set in
+    /// --policies DIR goes live, the policies are evaluated over live objects (references resolved
+    /// against the owning Application's status.resources) and one bounded PolicyReport
+    /// (wgpolicyk8s.io/v1alpha2, CRD required) is written per namespace, only when it changed;
+    /// --no-audit turns it off.
+    ///
     /// A finding is reported once per cause within --event-dedup. Replicas elect a leader on a
     /// Lease (only the leader reads live objects and writes); /livez, /readyz and /metrics are
     /// served over plain HTTP on --probe-listen. Uses the in-cluster service account, or
