@@ -9,6 +9,8 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -261,8 +263,11 @@ pub struct ReconcilerMetrics {
     /// Live findings (SG501–SG503 and audit) by rule, counted once per new finding (repeats of
     /// an already reported finding are not counted).
     pub findings: Family<RuleLabels, Counter>,
-    /// Findings open right now, by rule (set after every reconcile / audit).
+    /// Findings open right now, by rule (set after every reconcile / audit). The live diagnosis
+    /// sets SG501–SG503 itself; the audit's rules go through [`Self::set_audit_open`].
     pub open_findings: Family<RuleLabels, Gauge>,
+    /// The rules the last audit published in `open_findings`.
+    audit_open_rules: Mutex<BTreeSet<String>>,
     /// Events: `emitted`, `deduplicated` (suppressed repeat), `failed`.
     pub events: Family<OutcomeLabels, Counter>,
     /// Application reconciles: `ok`, `error`.
@@ -369,6 +374,7 @@ impl ReconcilerMetrics {
             registry,
             findings,
             open_findings,
+            audit_open_rules: Mutex::new(BTreeSet::new()),
             events,
             reconciles,
             reconcile_seconds,
@@ -390,6 +396,26 @@ impl ReconcilerMetrics {
         out
     }
 
+    /// Publishes the audit's open findings by rule: each rule's count, and the rules the previous
+    /// audit published that have none now are removed. The other series of the family — the
+    /// live diagnosis' SG501–SG503, set after every Application reconcile — are left alone.
+    pub fn set_audit_open(&self, by_rule: &BTreeMap<String, usize>) {
+        let mut previous = match self.audit_open_rules.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        for rule in previous.iter().filter(|r| !by_rule.contains_key(*r)) {
+            self.open_findings
+                .remove(&RuleLabels { rule: rule.clone() });
+        }
+        for (rule, n) in by_rule {
+            self.open_findings
+                .get_or_create(&RuleLabels { rule: rule.clone() })
+                .set(i64::try_from(*n).unwrap_or(i64::MAX));
+        }
+        *previous = by_rule.keys().cloned().collect();
+    }
+
     /// Counts one outcome of a labelled counter family.
     pub fn count(family: &Family<OutcomeLabels, Counter>, outcome: &'static str) {
         family.get_or_create(&OutcomeLabels { outcome }).inc();
@@ -400,6 +426,36 @@ impl ReconcilerMetrics {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_audit_pass_replaces_its_own_open_findings_and_keeps_the_live_diagnosis_ones() {
+        let m = ReconcilerMetrics::new();
+        let live = RuleLabels {
+            rule: "SG501".into(),
+        };
+        m.open_findings.get_or_create(&live).set(1);
+        m.set_audit_open(&BTreeMap::from([("SG201".into(), 2), ("SG103".into(), 1)]));
+        let text = m.encode();
+        assert!(
+            text.contains("syncguard_open_live_findings{rule=\"SG501\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("syncguard_open_live_findings{rule=\"SG201\"} 2"),
+            "{text}"
+        );
+        m.set_audit_open(&BTreeMap::from([("SG103".into(), 3)]));
+        let text = m.encode();
+        assert!(
+            text.contains("syncguard_open_live_findings{rule=\"SG501\"} 1"),
+            "{text}"
+        );
+        assert!(
+            text.contains("syncguard_open_live_findings{rule=\"SG103\"} 3"),
+            "{text}"
+        );
+        assert!(!text.contains("rule=\"SG201\""), "{text}");
+    }
 
     #[test]
     fn counters_get_the_total_suffix_and_the_syncguard_prefix() {

@@ -41,7 +41,7 @@ use super::live::{AppIndex, LiveObject, adopt, key_of};
 use super::report::{ReportError, WriteSummary, write_reports};
 use crate::evaluate::{EvaluateOptions, Source, build_inputs};
 use crate::finding::{Finding, ResourceRef, Status};
-use crate::metrics::{OutcomeLabels, RuleLabels};
+use crate::metrics::OutcomeLabels;
 use crate::model::Resource;
 use crate::output::policy_report::{RenderedReport, render_policy_report};
 use crate::plan::ObjectKey;
@@ -344,13 +344,9 @@ pub async fn audit_and_record(ctx: &Context) {
             metrics
                 .report_results_dropped
                 .set(i64::try_from(summary.results_dropped).unwrap_or(i64::MAX));
-            metrics.open_findings.clear();
-            for (rule, n) in &summary.open_by_rule {
-                metrics
-                    .open_findings
-                    .get_or_create(&RuleLabels { rule: rule.clone() })
-                    .set(i64::try_from(*n).unwrap_or(i64::MAX));
-            }
+            // Not `open_findings.clear()`: the family also holds the Application diagnosis'
+            // open SG501–SG503, which a pass must not wipe.
+            metrics.set_audit_open(&summary.open_by_rule);
             tracing::info!(
                 objects = summary.objects,
                 evaluated = summary.evaluated,

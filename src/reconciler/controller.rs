@@ -310,6 +310,21 @@ pub fn application_resource() -> ApiResource {
     ))
 }
 
+/// One item each time `leader` turns from `false` to `true` (not for the initial value: the
+/// controller's first list reconciles everything anyway). Ends when the sender is dropped.
+pub fn leadership_gained(
+    leader: watch::Receiver<bool>,
+) -> impl futures::Stream<Item = ()> + Send + 'static {
+    futures::stream::unfold(leader, |mut rx| async move {
+        loop {
+            rx.changed().await.ok()?;
+            if *rx.borrow_and_update() {
+                return Some(((), rx));
+            }
+        }
+    })
+}
+
 /// Watches Applications (all namespaces, or one watch per configured namespace) and reconciles
 /// them until `shutdown` completes; in-flight reconciles finish first. Sets the `ready` gauge
 /// once every watch has listed its Applications.
@@ -338,6 +353,11 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         let mut stop = stop_rx.clone();
         let controller = Controller::new_with(api, watcher::Config::default(), ar.clone())
             .with_config(controller::Config::default().concurrency(4))
+            // A follower reconciles without looking (no live reads, no Events) and requeues a
+            // stuck Application only every 5 minutes: on gaining the lease, look at every
+            // Application now, or a stuck sync listed before the lease was won (every start
+            // with election, every hand-over) stays unreported until it changes.
+            .reconcile_all_on(leadership_gained(ctx.leader.clone()))
             .graceful_shutdown_on(async move {
                 let _ = stop.wait_for(|s| *s).await;
             });
@@ -859,6 +879,26 @@ mod tests {
                 .encode()
                 .contains("syncguard_open_live_findings{rule=\"SG501\"} 0")
         );
+    }
+
+    #[tokio::test]
+    async fn gaining_the_lease_triggers_one_reconcile_of_everything_losing_it_none() {
+        let (tx, rx) = watch::channel(false);
+        let mut gained = std::pin::pin!(leadership_gained(rx));
+        tx.send(true).unwrap();
+        within_2s(gained.next()).await.unwrap();
+        tx.send(false).unwrap();
+        tx.send(true).unwrap();
+        within_2s(gained.next()).await.unwrap();
+        // Losing the lease (and a repeated `true`) asks for nothing.
+        tx.send(false).unwrap();
+        assert!(
+            tokio::time::timeout(Duration::from_millis(100), gained.next())
+                .await
+                .is_err()
+        );
+        drop(tx);
+        assert_eq!(within_2s(gained.next()).await, None);
     }
 
     #[test]

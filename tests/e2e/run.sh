@@ -28,6 +28,10 @@ SCENARIOS=(
     fixtures
     reinvocation
     failure_policy
+    reconciler_stuck_sync
+    reconciler_audit_policyreport
+    cluster_context_sg201
+    reconciler_leader_handover
 )
 
 if [[ "${1:-}" == "--list" ]]; then
@@ -64,7 +68,10 @@ k() { "$KUBECTL" "$@"; }
 cleanup() {
     local rc=$?
     sg_stop
-    local pid
+    local pid f
+    for f in "$WORK"/rec-*.pid; do
+        [[ -f "$f" ]] && cp_stop_pid "$(cat "$f")" "syncguard reconcile"
+    done
     if [[ -f "$WORK/extra.pids" ]]; then
         while read -r pid; do cp_stop_pid "$pid" webhook-recorder; done <"$WORK/extra.pids"
     fi
@@ -94,6 +101,13 @@ build_syncguard() {
     }
     SYNCGUARD="$(jq -r 'select(.reason == "compiler-artifact" and .target.name == "syncguard" and .executable != null) | .executable' <<<"$msgs" | tail -n 1)"
     [[ -n "$SYNCGUARD" && -x "$SYNCGUARD" ]] || { echo "e2e: cargo did not report the syncguard binary" >&2; return 1; }
+    # A target directory shared with other checkouts (CARGO_TARGET_DIR) has one
+    # debug/syncguard for all of them: another checkout's build may replace it while this run
+    # still starts processes. Keep this build's file (a hard link when possible, else a copy).
+    mkdir -p "$WORK/bin"
+    ln -f "$SYNCGUARD" "$WORK/bin/syncguard" 2>/dev/null || cp "$SYNCGUARD" "$WORK/bin/syncguard" || return 1
+    echo "    $SYNCGUARD (kept as $WORK/bin/syncguard)"
+    SYNCGUARD="$WORK/bin/syncguard"
 }
 
 SG_PORT=""
@@ -102,12 +116,13 @@ SG_CERTS="$WORK/certs"
 
 sg_running() { [[ -f "$SG_PID_FILE" ]] && kill -0 "$(cat "$SG_PID_FILE")" 2>/dev/null; }
 
+# sg_start [EXTRA SERVE ARGS...], e.g. `sg_start --cluster` (KUBECONFIG is exported).
 sg_start() {
     # Every review in the log, plain allows too (they are debug level), for assertions and for
     # reading after a failure.
     SYNCGUARD_LOG="${SYNCGUARD_LOG:-info,syncguard::webhook::service=debug}" \
         "$SYNCGUARD" serve --cert-dir "$SG_CERTS" --listen "127.0.0.1:$SG_PORT" \
-        --probe-listen "127.0.0.1:$SG_PROBE_PORT" --log-format json \
+        --probe-listen "127.0.0.1:$SG_PROBE_PORT" --log-format json "$@" \
         >>"$LOGS/syncguard.log" 2>&1 &
     echo $! >"$SG_PID_FILE"
     local deadline=$((SECONDS + 60))
@@ -705,6 +720,375 @@ scenario_failure_policy() {
     assert_eq "create after restart exit code" 0 "$rc"
 }
 
+# --- the reconciler (`syncguard reconcile`) and Argo CD state --------------------------------
+
+# wait_for WHAT TIMEOUT CMD...: polls CMD every 0.2 s until it succeeds; fails the scenario
+# after TIMEOUT seconds, naming WHAT.
+wait_for() {
+    local what="$1" timeout="$2"
+    shift 2
+    local deadline=$((SECONDS + timeout))
+    until "$@"; do
+        ((SECONDS < deadline)) || fail "timed out after ${timeout}s waiting for $what"
+        sleep 0.2
+    done
+}
+
+# rec_start NAME ARGS...: starts `syncguard reconcile ARGS` as the admin (KUBECONFIG), probes on
+# a free loopback port, JSON log in $LOGS/reconcile-NAME.log, and waits for /readyz 200. Call
+# it from the scenario's own shell: rec_stop waits for the process to read its exit code.
+rec_start() {
+    local name="$1" port pid
+    shift
+    port="$(cp_free_port)"
+    "$SYNCGUARD" reconcile --probe-listen "127.0.0.1:$port" --log-format json "$@" \
+        >>"$LOGS/reconcile-$name.log" 2>&1 &
+    pid=$!
+    echo "$pid" >"$WORK/rec-$name.pid"
+    echo "$port" >"$WORK/rec-$name.port"
+    local deadline=$((SECONDS + 60))
+    until curl -fsS "http://127.0.0.1:$port/readyz" >/dev/null 2>&1; do
+        if ! kill -0 "$pid" 2>/dev/null || ((SECONDS >= deadline)); then
+            cp_tail "$LOGS/reconcile-$name.log" 20
+            fail "syncguard reconcile ($name) did not become ready"
+        fi
+        sleep 0.2
+    done
+    log "reconciler $name ready (pid $pid, probes on 127.0.0.1:$port)"
+}
+
+# rec_metric NAME SERIES: one series' value on reconciler NAME's /metrics (0 when absent), e.g.
+#   rec_metric a 'syncguard_events_total{outcome="emitted"}'
+rec_metric() {
+    curl -fsS "http://127.0.0.1:$(cat "$WORK/rec-$1.port")/metrics" |
+        awk -v s="$2" '$1 == s { v = $2 } END { print v + 0 }'
+}
+
+# rec_metric_at_least NAME SERIES N: the series is >= N (for wait_for).
+rec_metric_at_least() {
+    local v
+    v="$(rec_metric "$1" "$2")" || return 1
+    awk -v v="$v" -v n="$3" 'BEGIN { exit !(v >= n) }'
+}
+
+# rec_stop NAME [MAX_SECONDS]: SIGTERM; the reconciler must exit 0 within MAX_SECONDS (10).
+rec_stop() {
+    local name="$1" max="${2:-10}" pid rc=0 t0
+    pid="$(cat "$WORK/rec-$name.pid")"
+    t0="$(date +%s%N)"
+    kill -TERM "$pid"
+    local deadline=$((SECONDS + max))
+    while kill -0 "$pid" 2>/dev/null; do
+        ((SECONDS < deadline)) || fail "syncguard reconcile ($name) still running ${max}s after SIGTERM"
+        sleep 0.05
+    done
+    wait "$pid" || rc=$?
+    rm -f "$WORK/rec-$name.pid"
+    assert_eq "reconciler $name exit code after SIGTERM" 0 "$rc"
+    log "ok: reconciler $name exited $((($(date +%s%N) - t0) / 1000000)) ms after SIGTERM"
+}
+
+# What a scenario started and must not outlive it (also after a failure): reconcilers, and the
+# webhook in `--cluster` mode (restarted plain, registrations re-applied and probed).
+scenario_cleanup() {
+    local f
+    for f in "$WORK"/rec-*.pid; do
+        [[ -f "$f" ]] || continue
+        cp_stop_pid "$(cat "$f")" "syncguard reconcile"
+        rm -f "$f"
+    done
+    if [[ -f "$WORK/sg-cluster-mode" ]]; then
+        rm -f "$WORK/sg-cluster-mode"
+        sg_stop
+        sg_start && register_webhooks Ignore && log "webhook restarted without --cluster"
+    fi
+}
+
+# The seed incident's objects in namespace orders, as the webhook admits them (idempotent;
+# seed_incident applies them first when it runs).
+seed_objects_apply() {
+    ns orders
+    k apply -f "$ROOT/examples/seed-incident/migration-job.yaml" -f "$ROOT/examples/seed-incident/app.yaml" >/dev/null 2>&1 ||
+        fail "kubectl apply of examples/seed-incident failed"
+}
+
+# seed_application NAME DEST [STARTED_AT]: an Argo CD Application in namespace argocd as Argo CD
+# writes it during the seed incident (no status subresource: status is applied like the rest).
+# status.resources lists the app's objects with their waves — ExternalSecret DEST/db-credentials
+# at Sync wave 2 — and the hook. With STARTED_AT the operation has been Running since then,
+# waiting for the PreSync hook Job DEST/db-migrate; without it there is no operation.
+seed_application() {
+    local name="$1" dest="$2" started="${3:-}"
+    cat <<EOF
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: $name, namespace: argocd}
+spec:
+  project: default
+  source: {repoURL: https://git.example.com/orders.git, path: deploy, targetRevision: HEAD}
+  destination: {server: https://kubernetes.default.svc, namespace: $dest}
+  syncPolicy: {automated: {selfHeal: true}}
+status:
+  sync: {status: OutOfSync, revision: 4f2a9c1}
+  health: {status: Progressing}
+  resources:
+    - {group: external-secrets.io, version: v1beta1, kind: ExternalSecret, namespace: $dest, name: db-credentials, syncWave: 2, status: OutOfSync}
+    - {version: v1, kind: ConfigMap, namespace: $dest, name: orders-config, syncWave: 2, status: OutOfSync}
+    - {group: apps, version: v1, kind: Deployment, namespace: $dest, name: orders, syncWave: 6, status: OutOfSync}
+    - {version: v1, kind: Service, namespace: $dest, name: orders, syncWave: 6, status: OutOfSync}
+    - {group: batch, version: v1, kind: Job, namespace: $dest, name: db-migrate, hook: true}
+EOF
+    [[ -n "$started" ]] || return 0
+    cat <<EOF
+  operationState:
+    phase: Running
+    message: waiting for completion of hook batch/Job/db-migrate
+    startedAt: "$started"
+    operation: {sync: {revision: 4f2a9c1}, initiatedBy: {automated: true}}
+    syncResult:
+      revision: 4f2a9c1
+      resources:
+        - {group: batch, version: v1, kind: Job, namespace: $dest, name: db-migrate, hookType: PreSync,
+           hookPhase: Running, syncPhase: PreSync, message: job is still running}
+EOF
+}
+
+# The seed incident at 02:41: Application argocd/orders Running for 41 minutes on the PreSync
+# hook Job orders/db-migrate (which exists; no controller runs, so it never gets pods).
+stuck_sync_apply() {
+    ns argocd
+    seed_objects_apply
+    seed_application orders orders "$(date -u -d '-41 min' +%Y-%m-%dT%H:%M:%SZ)" >"$WORK/app-orders.yaml"
+    k apply -f "$WORK/app-orders.yaml" >/dev/null
+}
+
+# stuck_events INSTANCE: the StuckSync Events on argocd/orders reported by reconciler INSTANCE
+# (core view of the events.k8s.io Events), as a JSON array.
+stuck_events() {
+    k get events -n argocd --field-selector involvedObject.name=orders,reason=StuckSync -o json |
+        jq -c --arg i "$1" '[.items[] | select(.reportingInstance == $i)]'
+}
+stuck_event_count_is() { [[ "$(stuck_events "$1" | jq length)" == "$2" ]]; }
+lease_holder() { k get lease "$1" -n syncguard -o jsonpath='{.spec.holderIdentity}' 2>/dev/null; }
+lease_holder_is() { [[ "$(lease_holder "$1")" == "$2" ]]; }
+
+scenario_reconciler_stuck_sync() {
+    stuck_sync_apply
+    ns syncguard
+    local id=e2e-reconciler-a
+    rec_start stuck --stuck-after 20m --lease-namespace syncguard --identity "$id" --audit-interval 2s
+    # Leader election is on: nothing may be written before the Lease is held, and the
+    # Application (listed before that) must be diagnosed once it is.
+    wait_for "the Lease held by $id" 20 lease_holder_is syncguard-reconciler "$id"
+    log "ok: Lease syncguard/syncguard-reconciler held by $id"
+    wait_for "a StuckSync Event on argocd/orders" 20 stuck_event_count_is "$id" 1
+    local ev msg
+    ev="$(stuck_events "$id" | jq '.[0]')"
+    msg="$(jq -r '.message' <<<"$ev")"
+    printf '    event: %s\n' "$msg"
+    assert_eq "Event type/reason/action" "Warning StuckSync Diagnose" "$(jq -r '"\(.type) \(.reason) \(.action)"' <<<"$ev")"
+    assert_eq "Event regarding (kind, uid)" "Application $(k get application orders -n argocd -o jsonpath='{.metadata.uid}')" \
+        "$(jq -r '"\(.involvedObject.kind) \(.involvedObject.uid)"' <<<"$ev")"
+    assert_eq "Event reporter" "syncguard $id" "$(jq -r '"\(.reportingComponent) \(.reportingInstance)"' <<<"$ev")"
+    # No pods (nothing runs them): syncguard names the hook and how long it has run, no pod state.
+    [[ "$msg" =~ ^PreSync\ Job\ db-migrate\ has\ run\ 4[12]\ min ]] ||
+        fail "Event note does not start with 'PreSync Job db-migrate has run 41 min': $msg"
+    log "ok: Event names the PreSync Job db-migrate and ~41 min"
+    assert_contains "Event note" "$msg" "(the Job has no pods)"
+    assert_contains "Event note" "$msg" "kubectl -n orders describe job db-migrate"
+    # The webhook gave the Job activeDeadlineSeconds (SG101), so only the restartPolicy advice
+    # (SG103) is left.
+    assert_contains "Event note" "$msg" "prefer Never (SG103)"
+    assert_not_contains "Event note" "$msg" "activeDeadlineSeconds"
+
+    # Re-reconciles (Argo CD touches the Application on every refresh) announce nothing new.
+    local before dedup
+    before="$(rec_metric stuck 'syncguard_application_reconciles_total{outcome="ok"}')"
+    dedup="$(rec_metric stuck 'syncguard_events_total{outcome="deduplicated"}')"
+    k annotate application orders -n argocd e2e.syncguard.dev/touched="$(date +%s%N)" --overwrite >/dev/null
+    wait_for "a reconcile after touching the Application" 20 \
+        rec_metric_at_least stuck 'syncguard_application_reconciles_total{outcome="ok"}' $((before + 1))
+    # (Usually 0 -> 1; a reconcile on gaining the Lease may already have counted one.)
+    rec_metric_at_least stuck 'syncguard_events_total{outcome="deduplicated"}' $((dedup + 1)) ||
+        fail "the re-reconcile did not count a deduplicated Event"
+    log "ok: the re-reconcile counted a deduplicated Event"
+    assert_eq "StuckSync Events on argocd/orders after a re-reconcile" 1 "$(stuck_events "$id" | jq length)"
+
+    assert_eq "syncguard_events_total{emitted}" 1 "$(rec_metric stuck 'syncguard_events_total{outcome="emitted"}')"
+    assert_eq "syncguard_live_findings_total{SG501}" 1 "$(rec_metric stuck 'syncguard_live_findings_total{rule="SG501"}')"
+    assert_eq "syncguard_leader" 1 "$(rec_metric stuck syncguard_leader)"
+    # The background audit (every 2 s) publishes its open findings in the same family: a pass
+    # must not wipe the Application's open SG501.
+    local audits
+    audits="$(rec_metric stuck 'syncguard_audits_total{outcome="ok"}')"
+    wait_for "an audit pass" 20 rec_metric_at_least stuck 'syncguard_audits_total{outcome="ok"}' $((audits + 1))
+    assert_eq "syncguard_open_live_findings{SG501} after an audit pass" 1 \
+        "$(rec_metric stuck 'syncguard_open_live_findings{rule="SG501"}')"
+
+    rec_stop stuck 10
+    assert_eq "Lease holder after a clean stop (released)" "" "$(lease_holder syncguard-reconciler)"
+}
+
+# reports_rv: "namespace/resourceVersion" of every PolicyReport syncguard manages.
+reports_rv() {
+    k get policyreports -A -l app.kubernetes.io/managed-by=syncguard \
+        -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.resourceVersion} {end}'
+}
+orders_report_results_are() {
+    [[ "$(k get policyreport syncguard -n orders -o json 2>/dev/null | jq '.results | length')" == "$1" ]]
+}
+
+scenario_reconciler_audit_policyreport() {
+    # What `syncguard check` says about the seed incident's manifests ...
+    local dir="$ROOT/examples/seed-incident"
+    assert_eq "syncguard check on examples/seed-incident (deny;mutate;warn)" "SG201;SG101,SG102;SG103,SG203" \
+        "$(check_rules "$dir" deny);$(check_rules "$dir" mutate);$(check_rules "$dir" warn)"
+    # ... and what the audit must find in the cluster: the objects as admitted (the webhook
+    # added activeDeadlineSeconds, SG101; the API server defaulted backoffLimit, SG102) and the
+    # ExternalSecret only as the Application's stand-in (its CRD is not installed, so there is
+    # nothing live to judge: no SG203).
+    stuck_sync_apply
+    assert_eq "stored activeDeadlineSeconds backoffLimit" "900 6" \
+        "$(k get job db-migrate -n orders -o jsonpath='{.spec.activeDeadlineSeconds} {.spec.backoffLimit}')"
+    rec_start audit --no-leader-election --audit-interval 2s
+    wait_for "PolicyReport orders/syncguard" 20 orders_report_results_are 2
+    local rep
+    rep="$(k get policyreport syncguard -n orders -o json)"
+    jq -r '.results[] | "    result: \(.policy) \(.result) \(.severity) \(.resources[0].kind)/\(.resources[0].name)"' <<<"$rep"
+    assert_eq "report label" syncguard "$(jq -r '.metadata.labels["app.kubernetes.io/managed-by"]' <<<"$rep")"
+    assert_eq "results (policy result resource application)" \
+        "SG201 fail Job/db-migrate orders,SG103 warn Job/db-migrate orders" \
+        "$(jq -r '[.results[] | "\(.policy) \(.result) \(.resources[0].kind)/\(.resources[0].name) \(.properties.application)"] | join(",")' <<<"$rep")"
+    assert_eq "result resource uid = the live Job's" "$(k get job db-migrate -n orders -o jsonpath='{.metadata.uid}')" \
+        "$(jq -r '.results[0].resources[0].uid' <<<"$rep")"
+    assert_eq "summary fail/warn" "1/1" "$(jq -r '"\(.summary.fail)/\(.summary.warn)"' <<<"$rep")"
+    assert_eq "findings-total/results-omitted" "2/0" \
+        "$(jq -r '.metadata.annotations | "\(."syncguard.dev/findings-total")/\(."syncguard.dev/results-omitted")"' <<<"$rep")"
+
+    # No churn: further passes over the unchanged cluster write nothing.
+    local rv applied audits
+    rv="$(reports_rv)"
+    applied="$(rec_metric audit 'syncguard_policyreport_writes_total{outcome="applied"}')"
+    audits="$(rec_metric audit 'syncguard_audits_total{outcome="ok"}')"
+    wait_for "two more audit passes" 20 rec_metric_at_least audit 'syncguard_audits_total{outcome="ok"}' $((audits + 2))
+    assert_eq "PolicyReport resourceVersions after two more passes" "$rv" "$(reports_rv)"
+    assert_eq "PolicyReport applies after two more passes" "$applied" \
+        "$(rec_metric audit 'syncguard_policyreport_writes_total{outcome="applied"}')"
+    rec_stop audit
+
+    # The cap: one result per report; the most severe is kept, the rest counted.
+    rec_start capped --no-leader-election --audit-interval 1h --report-max-results 1
+    wait_for "the capped PolicyReport" 20 orders_report_results_are 1
+    rep="$(k get policyreport syncguard -n orders -o json)"
+    assert_eq "kept result (most severe)" SG201 "$(jq -r '.results[0].policy' <<<"$rep")"
+    assert_eq "summary still counts all (fail/warn)" "1/1" "$(jq -r '"\(.summary.fail)/\(.summary.warn)"' <<<"$rep")"
+    assert_eq "findings-total/results-omitted" "2/1" \
+        "$(jq -r '.metadata.annotations | "\(."syncguard.dev/findings-total")/\(."syncguard.dev/results-omitted")"' <<<"$rep")"
+    assert_contains "syncguard.dev/note" "$(jq -r '.metadata.annotations."syncguard.dev/note"' <<<"$rep")" "1 of 2 results left out"
+    rec_metric_at_least capped syncguard_policyreport_results_dropped 1 ||
+        fail "syncguard_policyreport_results_dropped < 1"
+    rec_stop capped
+}
+
+# The seed Job in namespace $1, tracked (annotation tracking) by Application $1.
+tracked_seed_job() {
+    sed -e "s/namespace: orders/namespace: $1/" \
+        -e "s|^  annotations:|  annotations:\n    argocd.argoproj.io/tracking-id: \"$1:batch/Job:$1/db-migrate\"|" \
+        "$ROOT/examples/seed-incident/migration-job.yaml"
+}
+
+# dry_run_denied_with FILE RULE: `kubectl apply --dry-run=server -f FILE` is denied with RULE.
+dry_run_denied_with() {
+    local out err rc
+    run_capture out err rc k apply --dry-run=server -f "$1"
+    [[ "$rc" != 0 && "$err" == *"$2:"* ]]
+}
+
+scenario_cluster_context_sg201() {
+    ns argocd
+    ns e2e-ctx
+    local job="$WORK/ctx-job.yaml" out err rc
+    tracked_seed_job e2e-ctx >"$job"
+    grep -q 'tracking-id: "e2e-ctx:batch/Job:e2e-ctx/db-migrate"' "$job" || fail "could not add the tracking id to $job"
+    # syncguard check on the Job and the ExternalSecret of its Application: SG201. At admission
+    # the webhook sees one object; --cluster gives it the rest from the Application's status.
+    { cat "$job"; echo ---; sed "s/namespace: orders/namespace: e2e-ctx/" "$ROOT/examples/seed-incident/externalsecret.yaml"; } >"$WORK/ctx-job-es.yaml"
+    assert_eq "syncguard check deny rules, Job + ExternalSecret" SG201 "$(check_rules "$WORK/ctx-job-es.yaml" deny)"
+
+    touch "$WORK/sg-cluster-mode"
+    sg_stop
+    sg_start --cluster
+    wait_for "the webhook's Application cache" 20 grep -q '"application cache synced' "$LOGS/syncguard.log"
+    register_webhooks Ignore
+    log "webhook restarted with --cluster"
+
+    # No Application claims the Job yet: admitted as without context (SG101 patch), no SG201.
+    run_capture out err rc k apply --dry-run=server -f "$job"
+    assert_eq "dry-run apply, no Application: exit code" 0 "$rc"
+    assert_not_contains "kubectl stderr" "$err" "SG201"
+    assert_contains "kubectl stderr" "$err" "Warning: SG101"
+
+    # Two Applications appear: e2e-ctx lists ExternalSecret e2e-ctx/db-credentials at Sync wave 2;
+    # e2e-ctx-manual lists no producer of db-credentials, whose Secret was created by hand.
+    ns e2e-ctx-manual
+    k create secret generic db-credentials -n e2e-ctx-manual --from-literal=DATABASE_URL=postgres://x \
+        --dry-run=client -o yaml | k apply -f - >/dev/null
+    seed_application e2e-ctx-manual e2e-ctx-manual | grep -v 'kind: ExternalSecret' | k apply -f - >/dev/null
+    seed_application e2e-ctx e2e-ctx | k apply -f - >/dev/null
+    # The PreSync Job (wave 5) reading Secret db-credentials is denied once the cache has e2e-ctx.
+    wait_for "the webhook to see Application e2e-ctx" 20 dry_run_denied_with "$job" SG201
+    run_capture out err rc k apply -f "$job"
+    printf '%s\n' "$err" | sed 's/^/    kubectl: /'
+    assert_eq "kubectl apply exit code" 1 "$rc"
+    assert_contains "kubectl stderr" "$err" "admission webhook \"validate.syncguard.dev\" denied the request"
+    assert_contains "kubectl stderr" "$err" "SG201:"
+    assert_contains "kubectl stderr" "$err" "ExternalSecret e2e-ctx/db-credentials"
+    expect_absent job db-migrate e2e-ctx
+
+    # Pinned, reported as a likely false positive: the same Job tracked by e2e-ctx-manual is
+    # denied too ("not in this Application"), although Secret e2e-ctx-manual/db-credentials
+    # exists — the cache knows Applications, not live Secrets. (The audit resolves such a
+    # reference as "live" and reports nothing.) If admission learns this, expect exit code 0.
+    tracked_seed_job e2e-ctx-manual >"$WORK/ctx-manual-job.yaml"
+    run_capture out err rc k apply --dry-run=server -f "$WORK/ctx-manual-job.yaml"
+    assert_eq "dry-run apply, Secret made by hand, not in the Application: exit code (today)" 1 "$rc"
+    assert_contains "kubectl stderr" "$err" "needs Secret e2e-ctx-manual/db-credentials, which is not in this Application"
+
+    # Back to the plain webhook for the other scenarios.
+    rm -f "$WORK/sg-cluster-mode"
+    sg_stop
+    sg_start
+    register_webhooks Ignore
+}
+
+scenario_reconciler_leader_handover() {
+    stuck_sync_apply
+    ns syncguard
+    local lease=e2e-handover a=e2e-handover-a b=e2e-handover-b
+    rec_start a --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$a"
+    wait_for "Lease $lease held by $a" 20 lease_holder_is "$lease" "$a"
+    rec_start b --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$b"
+    wait_for "the StuckSync Event from $a" 20 stuck_event_count_is "$a" 1
+    assert_eq "leader gauges (a b)" "1 0" "$(rec_metric a syncguard_leader) $(rec_metric b syncguard_leader)"
+    assert_eq "Events from the standby" 0 "$(stuck_events "$b" | jq length)"
+
+    local t0
+    t0="$(date +%s%N)"
+    rec_stop a
+    # a released the Lease on SIGTERM, but b only looks again when the lease it last read would
+    # have expired (kube-lease-manager sleeps until then): up to the 15 s lease duration, not
+    # the "second or two" docs/reconciler.md promises (reported). 20 s leaves room for a busy
+    # machine.
+    wait_for "Lease $lease held by $b" 20 lease_holder_is "$lease" "$b"
+    log "ok: $b holds the Lease $((($(date +%s%N) - t0) / 1000000)) ms after $a was sent SIGTERM"
+    assert_eq "leader gauge of b" 1 "$(rec_metric b syncguard_leader)"
+    # The new leader diagnoses the stuck Application at once (its own dedup memory is empty),
+    # without waiting for the next change or the 5-minute recheck.
+    wait_for "the StuckSync Event from $b" 15 stuck_event_count_is "$b" 1
+    log "ok: $b reported the stuck sync after taking over"
+    rec_stop b
+}
+
 # --- main -----------------------------------------------------------------------------------
 
 run_scenario() {
@@ -715,6 +1099,7 @@ run_scenario() {
         set -Eeuo pipefail
         # A command that fails outside an assertion still says where.
         trap 'rc=$?; printf "  FAILED (exit %s) at %s line %s: %s\n" "$rc" "${FUNCNAME[0]:-main}" "$LINENO" "$BASH_COMMAND" >&2' ERR
+        trap 'rc=$?; trap - ERR; scenario_cleanup; exit "$rc"' EXIT
         "scenario_$name"
     )
     rc=$?
