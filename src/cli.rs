@@ -142,7 +142,7 @@ pub enum Command {
     /// Lease (only the leader reads live objects and writes); /livez, /readyz and /metrics are
     /// served over plain HTTP on --probe-listen. Uses the in-cluster service account, or
     /// KUBECONFIG / ~/.kube/config outside a cluster. SIGTERM/SIGINT: writers stop, then the
-    /// Lease is released so a standby takes over at once.
+    /// Lease is released; a standby takes over within one lease duration (15 s).
     ///
     /// Every flag can also be set with its SYNCGUARD_* environment variable. Durations take a
     /// unit: 90s, 20m, 1h30m, 2d.

@@ -440,7 +440,9 @@ pub struct AdmissionFacts {
 /// `app_context` holds the other objects of the object's Application when they are known (a
 /// rendered copy, or the reconciler's cache): the object is then evaluated inside that set —
 /// replacing its own copy — so cross-resource rules such as SG201 see the same facts as in
-/// `syncguard check`. Without context, every reference target says `"resolution": "unknown"`,
+/// `syncguard check` — except that a target the context does not contain is `"unknown"`, not
+/// `"missing"` (it may exist in the cluster). Without context, every reference target says
+/// `"resolution": "unknown"`,
 /// `input.plan` is absent and `input.dependents` is empty: cross-resource rules stay silent
 /// rather than guess.
 pub fn build_admission_input(
@@ -480,7 +482,21 @@ pub fn build_admission_input(
         let mut set: Vec<Resource> = app_context.iter().filter(|r| !same(r)).cloned().collect();
         set.push(object.clone());
         let (mut inputs, _) = build_inputs_for(&set, &options, Some(set.len() - 1));
-        inputs.pop().unwrap_or(Value::Null)
+        let mut doc = inputs.pop().unwrap_or(Value::Null);
+        // The context lists what the Application manages, not what the cluster holds: a target
+        // outside the Application (a Secret made by hand, another app's ConfigMap) may well exist
+        // live, so at admission "missing" only means "unknown" — rules stay silent rather than
+        // deny a working object.
+        if let Some(Value::Array(refs)) = doc.get_mut("refs") {
+            for r in refs.iter_mut() {
+                if r.pointer("/target/resolution") == Some(&json!("missing"))
+                    && let Value::Object(entry) = r
+                {
+                    entry.insert("target".into(), json!({"resolution": "unknown"}));
+                }
+            }
+        }
+        doc
     };
     if let Value::Object(map) = &mut doc {
         map.insert("operation".into(), Value::from(admission.operation.clone()));

@@ -310,3 +310,40 @@ fn state_with_builtin() -> Arc<State> {
         Arc::new(Metrics::new()),
     )
 }
+
+#[test]
+fn at_admission_a_reference_outside_the_app_context_is_unknown_not_missing() {
+    // The app context lists what the Application manages; a Secret made by hand is not in it but
+    // exists in the cluster. `check` would call it missing; admission must not deny on that.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("shop.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cfg, namespace: shop, labels: {app.kubernetes.io/instance: shop}}\n",
+    )
+    .unwrap();
+    let state = state(Arc::new(ManifestContext::load(dir.path()).unwrap()));
+    let job = json!({
+        "apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "migrate", "namespace": "shop",
+                     "labels": {"app.kubernetes.io/instance": "shop"},
+                     "annotations": {"argocd.argoproj.io/hook": "PreSync"}},
+        "spec": {"backoffLimit": 1, "activeDeadlineSeconds": 300, "template": {"spec": {
+            "restartPolicy": "Never",
+            "containers": [{"name": "m", "image": "busybox",
+                            "envFrom": [{"secretRef": {"name": "hand-made"}}]}]}}}
+    });
+    let review = json!({
+        "apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview",
+        "request": {"uid": "u-1", "kind": {"group": "batch", "version": "v1", "kind": "Job"},
+                    "resource": {"group": "batch", "version": "v1", "resource": "jobs"},
+                    "namespace": "shop", "name": "migrate", "operation": "CREATE",
+                    "userInfo": {"username": "admin"}, "object": job}
+    });
+    let response = answer(
+        &state,
+        Endpoint::Validate,
+        &serde_json::to_vec(&review).unwrap(),
+    );
+    assert_eq!(response["allowed"], true, "{response}");
+    assert!(!response.to_string().contains("SG201"), "{response}");
+}
