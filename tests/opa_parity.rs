@@ -655,3 +655,42 @@ fn the_fixtures_make_every_rule_fire_and_clean_makes_none_fire() {
          Add a manifest to tests/fixtures/manifests/ and list it in its README.md."
     );
 }
+
+/// The bytecode VM (the default backend) and the tree-walking interpreter (which `syncguard test`
+/// uses, since the VM compiler does not support `with`) must agree on every fixture input — with
+/// or without an OPA binary. They have disagreed on `else` after an undefined lookup (SG105
+/// "PreSynk", SG106): the rules' own tests pass under the interpreter, so only a comparison like
+/// this one, run by plain `cargo test`, catches that class where no OPA is installed.
+#[test]
+fn the_bytecode_vm_and_the_interpreter_agree_on_every_fixture_input() {
+    let corpora = corpora();
+    let vm = load(false);
+    assert_eq!(vm.backend(), Backend::Vm, "{:?}", vm.notes());
+    let interpreter = load(true);
+    let (vm_results, _) = evaluate_regorus(&vm, &corpora);
+    let (int_results, _) = evaluate_regorus(&interpreter, &corpora);
+    let mut report = String::new();
+    for (ci, corpus) in corpora.iter().enumerate() {
+        for i in 0..corpus.inputs.len() {
+            let (v, t) = (&vm_results[ci][i], &int_results[ci][i]);
+            let rules: BTreeSet<&String> = v.keys().chain(t.keys()).collect();
+            for rule in rules {
+                let vo = v.get(rule).cloned().unwrap_or_default();
+                let to = t.get(rule).cloned().unwrap_or_default();
+                if vo != to {
+                    writeln!(
+                        report,
+                        "  {} ({rule}):\n{}",
+                        corpus.describe(i),
+                        diff("regorus-vm", &vo, "regorus-interp", &to)
+                    )
+                    .unwrap();
+                }
+            }
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "the regorus backends disagree:\n{report}"
+    );
+}
