@@ -5,6 +5,15 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
+
+/// jemalloc instead of the system allocator: policy evaluation allocates and frees many small
+/// values per object (regorus), and glibc's malloc/free were ~15 % of the CPU profile. Measured
+/// side by side with bench/webhook_load.sh (one core, 32 connections): 3,749 → 4,880 reviews/s
+/// on /validate at the same resident memory (35 MiB). mimalloc was as fast but, with its default
+/// eager arena commit, doubled the resident memory.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 use syncguard::cli::{Cli, Command};
 use syncguard::command;
 
