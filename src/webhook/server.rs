@@ -180,11 +180,17 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
     let manifest_context = match &config.app_context {
         Some(dir) => {
             let dir = dir.clone();
-            let ctx = tokio::task::spawn_blocking(move || ManifestContext::load(&dir))
-                .await
-                .map_err(|e| ServeError::Task(e.to_string()))??;
+            // Fingerprint first, then load: an edit in between only causes one extra reload,
+            // whereas a fingerprint taken later (in the reload task) could already include an
+            // edit the loaded index lacks, and that edit would never be picked up.
+            let (ctx, fp) = tokio::task::spawn_blocking(move || {
+                let fp = fingerprint(&dir, true);
+                ManifestContext::load(&dir).map(|ctx| (ctx, fp))
+            })
+            .await
+            .map_err(|e| ServeError::Task(e.to_string()))??;
             tracing::info!(context = %ctx.describe(), "application context loaded");
-            Some(Arc::new(ctx))
+            Some((Arc::new(ctx), fp))
         }
         None => None,
     };
@@ -202,7 +208,7 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         None
     };
     let context: Arc<dyn AppContext> = match (&manifest_context, &cluster) {
-        (Some(c), _) => c.clone(),
+        (Some((c, _)), _) => c.clone(),
         (None, Some((c, _))) => Arc::new(c.clone()),
         (None, None) => Arc::new(NoContext),
     };
@@ -298,11 +304,12 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
     if let Some((_, watch)) = cluster {
         reloaders.push(tokio::spawn(watch));
     }
-    if let Some(ctx) = manifest_context {
+    if let Some((ctx, fp)) = manifest_context {
         reloaders.push(tokio::spawn(reload_context(
             state.clone(),
             config.clone(),
             ctx,
+            fp,
         )));
     }
 
@@ -502,15 +509,17 @@ async fn reload_policies(state: Arc<State>, config: Config, dir: PathBuf, mut la
 }
 
 /// Reloads the app-context directory when it changes.
-async fn reload_context(state: Arc<State>, config: Config, context: Arc<ManifestContext>) {
+async fn reload_context(
+    state: Arc<State>,
+    config: Config,
+    context: Arc<ManifestContext>,
+    loaded: Option<u64>,
+) {
     let dir = context.dir().to_path_buf();
     let mut watch = DirWatch::new(&dir, true, config.reload_debounce, config.poll_interval);
     let metrics = state.metrics().clone();
-    let d = dir.clone();
-    let mut last = tokio::task::spawn_blocking(move || fingerprint(&d, true))
-        .await
-        .ok()
-        .flatten();
+    // The fingerprint taken when the live index was loaded.
+    let mut last = loaded;
     while watch.changed().await.is_some() {
         let d = dir.clone();
         let Ok(fp) = tokio::task::spawn_blocking(move || fingerprint(&d, true)).await else {
