@@ -17,8 +17,8 @@ use super::context::Context;
 use super::run::{ExtraTask, Shutdown};
 use crate::policy::LoadOptions;
 use crate::policy::builtin::PolicySource;
-use crate::webhook::policies::{LoadError, load_tested};
-use crate::webhook::watch::{DirWatch, fingerprint};
+use crate::webhook::policies::follow;
+use crate::webhook::watch::fingerprint;
 
 /// How soon after the last file event a reload starts (a ConfigMap swap is several events).
 const DEBOUNCE: Duration = Duration::from_millis(250);
@@ -66,40 +66,27 @@ pub async fn watch_policies(
         ..LoadOptions::default()
     };
     let d = dir.clone();
-    let mut last = tokio::task::spawn_blocking(move || fingerprint(&d, false))
+    let last = tokio::task::spawn_blocking(move || fingerprint(&d, false))
         .await
         .ok()
         .flatten()
         .unwrap_or_default();
-    let mut watch = DirWatch::new(&dir, false, DEBOUNCE, poll);
-    while watch.changed().await.is_some() {
-        let d = dir.clone();
-        let Ok(Some(fp)) = tokio::task::spawn_blocking(move || fingerprint(&d, false)).await else {
-            continue;
-        };
-        if fp == last {
-            continue;
-        }
-        let d = dir.clone();
-        let o = options.clone();
-        let Ok(result) = tokio::task::spawn_blocking(move || load_tested(&d, &o)).await else {
-            continue;
-        };
-        match result {
-            Ok((set, loaded_fp)) => {
-                last = loaded_fp;
-                let rules = set.rules().len();
-                ctx.policies.store(Arc::new(set));
-                generation.send_modify(|g| *g += 1);
-                tracing::info!(dir = %dir.display(), rules, "policies reloaded; re-running the audit");
-            }
-            Err(LoadError::Moving(_)) => {}
-            Err(e) => {
-                last = fp;
-                tracing::error!(error = %e, "policy reload rejected; the previous policies stay live");
-            }
-        }
-    }
+    let label = dir.display().to_string();
+    follow(
+        dir,
+        options,
+        last,
+        DEBOUNCE,
+        poll,
+        |set, _| {
+            let rules = set.rules().len();
+            ctx.policies.store(Arc::new(set));
+            generation.send_modify(|g| *g += 1);
+            tracing::info!(dir = %label, rules, "policies reloaded; re-running the audit");
+        },
+        |e| tracing::error!(error = %e, "policy reload rejected; the previous policies stay live"),
+    )
+    .await;
 }
 
 #[cfg(test)]

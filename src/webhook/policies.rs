@@ -5,12 +5,12 @@
 //! the tests vouch for files that are not the ones loaded. The directory's fingerprint is taken
 //! before and after; if it moved, the whole check is repeated.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use thiserror::Error;
 
-use super::watch::fingerprint;
+use super::watch::{DirWatch, fingerprint};
 use crate::policy::builtin::{BUILTIN_POLICY_FILES, PolicySource};
 use crate::policy::test_runner::{TestOptions, TestOutcome, run_tests};
 use crate::policy::{LoadOptions, PolicyError, PolicySet};
@@ -127,6 +127,50 @@ pub fn load_tested(dir: &Path, options: &LoadOptions) -> Result<(PolicySet, u64)
         }
     }
     Err(LoadError::Moving(label))
+}
+
+/// Follows a policy directory for hot reload (the webhook's and the reconciler's): on every
+/// change of its content, loads it with [`load_tested`]; a set that loads and passes its tests
+/// goes to `accept`, a broken one to `reject` — once per content, not on every poll. `last` is
+/// the fingerprint of the set already live. Runs until the task is dropped.
+pub(crate) async fn follow(
+    dir: PathBuf,
+    options: LoadOptions,
+    mut last: u64,
+    debounce: Duration,
+    poll: Duration,
+    mut accept: impl FnMut(PolicySet, Duration),
+    mut reject: impl FnMut(&LoadError),
+) {
+    let mut watch = DirWatch::new(&dir, false, debounce, poll);
+    while watch.changed().await.is_some() {
+        let d = dir.clone();
+        let Ok(Some(fp)) = tokio::task::spawn_blocking(move || fingerprint(&d, false)).await else {
+            continue;
+        };
+        if fp == last {
+            continue;
+        }
+        let d = dir.clone();
+        let o = options.clone();
+        let started = std::time::Instant::now();
+        let Ok(result) = tokio::task::spawn_blocking(move || load_tested(&d, &o)).await else {
+            continue;
+        };
+        match result {
+            Ok((set, loaded_fp)) => {
+                last = loaded_fp;
+                accept(set, started.elapsed());
+            }
+            // Not a broken policy: the next event or poll retries.
+            Err(LoadError::Moving(_)) => {}
+            Err(e) => {
+                // Remember the broken content so it is reported once, not on every poll.
+                last = fp;
+                reject(&e);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -460,52 +460,36 @@ async fn reload_certificates(state: Arc<State>, config: Config, rustls: RustlsCo
 }
 
 /// Reloads the policy directory when it changes; the new set must load and pass its tests.
-async fn reload_policies(state: Arc<State>, config: Config, dir: PathBuf, mut last: u64) {
-    let mut watch = DirWatch::new(&dir, false, config.reload_debounce, config.poll_interval);
+async fn reload_policies(state: Arc<State>, config: Config, dir: PathBuf, last: u64) {
     let metrics = state.metrics().clone();
     let options = crate::policy::LoadOptions {
         deadline: config.rule_deadline,
         ..crate::policy::LoadOptions::default()
     };
-    while watch.changed().await.is_some() {
-        let d = dir.clone();
-        let Ok(Some(fp)) = tokio::task::spawn_blocking(move || fingerprint(&d, false)).await else {
-            continue;
-        };
-        if fp == last {
-            continue;
-        }
-        let d = dir.clone();
-        let o = options.clone();
-        let started = std::time::Instant::now();
-        let Ok(result) = tokio::task::spawn_blocking(move || policies::load_tested(&d, &o)).await
-        else {
-            continue;
-        };
-        match result {
-            Ok((set, loaded_fp)) => {
-                last = loaded_fp;
-                let rules = set.rules().len();
-                state.replace_policies(set);
-                metrics.reloaded("policies");
-                tracing::info!(
-                    dir = %dir.display(),
-                    rules,
-                    elapsed_ms = started.elapsed().as_millis() as u64,
-                    "policies reloaded"
-                );
-            }
-            Err(LoadError::Moving(_)) => {
-                // Not a broken policy: the next event or poll retries.
-            }
-            Err(e) => {
-                // Remember the broken content so it is reported once, not on every poll.
-                last = fp;
-                metrics.reload_failed("policies", e.metric_label());
-                tracing::error!(error = %e, "policy reload rejected; the previous policies stay live");
-            }
-        }
-    }
+    let label = dir.display().to_string();
+    policies::follow(
+        dir,
+        options,
+        last,
+        config.reload_debounce,
+        config.poll_interval,
+        |set, elapsed| {
+            let rules = set.rules().len();
+            state.replace_policies(set);
+            metrics.reloaded("policies");
+            tracing::info!(
+                dir = %label,
+                rules,
+                elapsed_ms = elapsed.as_millis() as u64,
+                "policies reloaded"
+            );
+        },
+        |e| {
+            metrics.reload_failed("policies", e.metric_label());
+            tracing::error!(error = %e, "policy reload rejected; the previous policies stay live");
+        },
+    )
+    .await;
 }
 
 /// Reloads the app-context directory when it changes.
