@@ -204,7 +204,7 @@ fn cache(c: &mut Criterion) {
     let stranger = resource(json!({"apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": "web-5d9c-abcde", "namespace": "app-7"}}));
     assert_eq!(
-        ctx.objects_for(&tracked).map(|o| o.objects.len()),
+        ctx.objects_for(&tracked).map(|o| o.set.len()),
         Some(RESOURCES - RESOURCES / 10 + EXTERNAL_SECRETS + 1)
     );
     assert!(ctx.objects_for(&untracked).is_some());

@@ -11,6 +11,8 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
+mod admission;
+
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -26,6 +28,8 @@ use crate::model::health::health_check_source;
 use crate::model::refs::{Reference, Resolution, produces, resolve_all};
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
 use crate::policy::PolicySet;
+
+pub use admission::{AdmissionFacts, PreparedSet, build_admission_input};
 
 /// Where the objects come from; becomes `input.context.source` and `input.operation`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,6 +93,8 @@ struct AppView<'a> {
     /// The member objects as one contiguous slice (borrowed when the app is the whole input).
     objects: Cow<'a, [Resource]>,
     facts: Vec<SyncFacts>,
+    /// The namespace Argo CD fills into members without one (and references resolve in).
+    destination: String,
     plan: Plan,
     /// Per member (local index): its tasks as `input.plan.tasks` entries.
     tasks: Vec<Vec<Value>>,
@@ -255,6 +261,7 @@ impl<'a> AppView<'a> {
             members,
             objects,
             facts,
+            destination: destination_namespace,
             plan,
             tasks,
             refs,
@@ -265,38 +272,59 @@ impl<'a> AppView<'a> {
 
     /// The input document of member `i` (local index).
     fn input_for(&self, i: usize, options: &EvaluateOptions) -> Value {
-        let Some(resource) = self.objects.get(i) else {
+        let (Some(resource), Some(facts), Some(refs)) =
+            (self.objects.get(i), self.facts.get(i), self.refs.get(i))
+        else {
             return Value::Null;
         };
+        let me = Member {
+            i,
+            resource,
+            facts,
+            tasks: self.tasks.get(i).map_or(&[][..], Vec::as_slice),
+        };
+        self.document(
+            me,
+            refs,
+            self.postsync_hooks,
+            self.dependents_of(i),
+            options,
+        )
+    }
+
+    /// The input document of `me`: a member, or an object judged in a member's slot or in a
+    /// new slot after the members (the admission fast paths, [`admission::PreparedSet`]), with
+    /// its references resolved, the plan's PostSync hook count and its dependents as they are
+    /// with `me` in the set.
+    fn document(
+        &self,
+        me: Member<'_>,
+        refs: &[(Reference, Resolution)],
+        postsync_hooks: usize,
+        dependents: Vec<Value>,
+        options: &EvaluateOptions,
+    ) -> Value {
         let mut doc = Map::new();
-        doc.insert("resource".into(), resource.raw.clone());
+        doc.insert("resource".into(), me.resource.raw.clone());
         doc.insert("operation".into(), Value::from(options.source.operation()));
         doc.insert(
             "sync".into(),
-            self.facts
-                .get(i)
-                .and_then(|f| serde_json::to_value(f).ok())
-                .unwrap_or(Value::Null),
+            serde_json::to_value(me.facts).unwrap_or(Value::Null),
         );
         doc.insert(
             "plan".into(),
             json!({
-                "tasks": self.tasks.get(i).cloned().unwrap_or_default(),
+                "tasks": me.tasks,
                 "steps": self.plan.steps.len(),
-                "postsync_hooks": self.postsync_hooks,
+                "postsync_hooks": postsync_hooks,
             }),
         );
-        let refs: Vec<Value> = self
-            .refs
-            .get(i)
-            .map(|rs| {
-                rs.iter()
-                    .map(|(r, res)| self.reference_entry(r, res))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let refs: Vec<Value> = refs
+            .iter()
+            .map(|(r, res)| self.reference_entry(&me, r, res))
+            .collect();
         doc.insert("refs".into(), Value::Array(refs));
-        doc.insert("dependents".into(), Value::Array(self.dependents_of(i)));
+        doc.insert("dependents".into(), Value::Array(dependents));
         if let Some(app) = &self.application
             && let Ok(v) = serde_json::to_value(app)
         {
@@ -309,17 +337,21 @@ impl<'a> AppView<'a> {
         Value::Object(doc)
     }
 
-    /// One `input.refs[]` entry: the reference plus its resolved `target`.
-    fn reference_entry(&self, reference: &Reference, resolution: &Resolution) -> Value {
+    /// One `input.refs[]` entry of `me`: the reference plus its resolved `target`.
+    fn reference_entry(
+        &self,
+        me: &Member<'_>,
+        reference: &Reference,
+        resolution: &Resolution,
+    ) -> Value {
         let mut entry = serde_json::to_value(reference).unwrap_or(Value::Null);
         let target = match resolution {
-            Resolution::InSet { index } => self.target_facts(*index, "in_set", false),
+            Resolution::InSet { index } => self.target_facts(me, *index, "in_set", false),
             Resolution::ProducedBy { index } => {
                 let async_producer = self
-                    .objects
-                    .get(*index)
-                    .is_some_and(|p| produces(p).iter().any(|p| p.async_producer));
-                self.target_facts(*index, "produced_by", async_producer)
+                    .member(me, *index)
+                    .is_some_and(|(p, _, _)| produces(p).iter().any(|p| p.async_producer));
+                self.target_facts(me, *index, "produced_by", async_producer)
             }
             Resolution::Builtin => json!({"resolution": "builtin"}),
             Resolution::Missing => json!({"resolution": "missing"}),
@@ -330,9 +362,31 @@ impl<'a> AppView<'a> {
         entry
     }
 
-    /// The facts of the object at local index `j` as a reference target.
-    fn target_facts(&self, j: usize, resolution: &str, async_producer: bool) -> Value {
-        let (Some(obj), Some(facts)) = (self.objects.get(j), self.facts.get(j)) else {
+    /// Member `j`, with `me` in its own slot (a self-reference sees the object being judged).
+    fn member<'s>(
+        &'s self,
+        me: &Member<'s>,
+        j: usize,
+    ) -> Option<(&'s Resource, &'s SyncFacts, &'s [Value])> {
+        if j == me.i {
+            return Some((me.resource, me.facts, me.tasks));
+        }
+        Some((
+            self.objects.get(j)?,
+            self.facts.get(j)?,
+            self.tasks.get(j).map_or(&[][..], Vec::as_slice),
+        ))
+    }
+
+    /// The facts of the object at local index `j` as a reference target of `me`.
+    fn target_facts(
+        &self,
+        me: &Member<'_>,
+        j: usize,
+        resolution: &str,
+        async_producer: bool,
+    ) -> Value {
+        let Some((obj, facts, tasks)) = self.member(me, j) else {
             return json!({"resolution": "missing"});
         };
         json!({
@@ -347,7 +401,7 @@ impl<'a> AppView<'a> {
             "hook_types": facts.hook_types,
             "delete_policies": facts.delete_policies,
             "ignored": facts.ignored,
-            "tasks": self.tasks.get(j).cloned().unwrap_or_default(),
+            "tasks": tasks,
             "async_producer": async_producer,
             "health_check": health_check_source(&obj.group, &obj.kind),
             "replicas_set": obj.raw.pointer("/spec/replicas").is_some_and(|v| !v.is_null()),
@@ -360,25 +414,28 @@ impl<'a> AppView<'a> {
             .get(&i)
             .map(|deps| {
                 deps.iter()
-                    .filter_map(|&(j, k)| {
-                        let obj = self.objects.get(j)?;
-                        let facts = self.facts.get(j)?;
-                        let (reference, _) = self.refs.get(j)?.get(k)?;
-                        Some(json!({
-                            "kind": obj.kind,
-                            "group": obj.group,
-                            "name": obj.name,
-                            "namespace": obj.namespace,
-                            "role": reference.role,
-                            "via": reference.via,
-                            "is_hook": facts.is_hook,
-                            "phases": facts.phases,
-                            "wave": facts.wave,
-                        }))
-                    })
+                    .filter_map(|&(j, k)| self.dependent_entry(j, k))
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// One `input.dependents[]` entry: member `j`, through its reference `k`.
+    fn dependent_entry(&self, j: usize, k: usize) -> Option<Value> {
+        let obj = self.objects.get(j)?;
+        let facts = self.facts.get(j)?;
+        let (reference, _) = self.refs.get(j)?.get(k)?;
+        Some(json!({
+            "kind": obj.kind,
+            "group": obj.group,
+            "name": obj.name,
+            "namespace": obj.namespace,
+            "role": reference.role,
+            "via": reference.via,
+            "is_hook": facts.is_hook,
+            "phases": facts.phases,
+            "wave": facts.wave,
+        }))
     }
 
     /// target local index → [(dependant local index, reference index)]. Built lazily once.
@@ -397,6 +454,16 @@ impl<'a> AppView<'a> {
             map
         })
     }
+}
+
+/// The object a document is built for: member `i` of a view, or an admitted object in slot `i`
+/// (a member's, or the first one after the members), with its `input.plan.tasks`.
+#[derive(Clone, Copy)]
+struct Member<'r> {
+    i: usize,
+    resource: &'r Resource,
+    facts: &'r SyncFacts,
+    tasks: &'r [Value],
 }
 
 /// `input.plan.tasks` entries for every target (by index into the planned objects).
@@ -420,93 +487,4 @@ fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
         }
     }
     out
-}
-
-/// What an admission request adds to the input document.
-#[derive(Debug, Clone, Default)]
-pub struct AdmissionFacts {
-    /// `CREATE`, `UPDATE`, `DELETE` or `CONNECT`.
-    pub operation: String,
-    /// `oldObject` on UPDATE (and DELETE).
-    pub old: Option<Value>,
-    /// `dryRun`: evaluated the same way; recorded so rules and logs can tell.
-    pub dry_run: bool,
-    /// `userInfo`, as sent.
-    pub user: Value,
-}
-
-/// The input document for one admitted object.
-///
-/// `app_context` holds the other objects of the object's Application when they are known (a
-/// rendered copy, or the reconciler's cache): the object is then evaluated inside that set —
-/// replacing its own copy — so cross-resource rules such as SG201 see the same facts as in
-/// `syncguard check` — except that a target the context does not contain is `"unknown"`, not
-/// `"missing"` (it may exist in the cluster). Without context, every reference target says
-/// `"resolution": "unknown"`,
-/// `input.plan` is absent and `input.dependents` is empty: cross-resource rules stay silent
-/// rather than guess.
-pub fn build_admission_input(
-    object: &Resource,
-    app_context: &[Resource],
-    admission: &AdmissionFacts,
-    options: &EvaluateOptions,
-) -> Value {
-    let options = EvaluateOptions {
-        source: Source::Admission,
-        ..options.clone()
-    };
-    let same = |r: &Resource| {
-        r.group == object.group
-            && r.kind == object.kind
-            && r.name == object.name
-            && !r.name.is_empty()
-            && r.namespace == object.namespace
-    };
-    let mut doc = if app_context.is_empty() {
-        let (mut inputs, _) = build_inputs_for(std::slice::from_ref(object), &options, Some(0));
-        let mut doc = inputs.pop().unwrap_or(Value::Null);
-        if let Value::Object(map) = &mut doc {
-            map.remove("plan");
-            map.insert("dependents".into(), Value::Array(Vec::new()));
-            if let Some(Value::Array(refs)) = map.get_mut("refs") {
-                for r in refs.iter_mut() {
-                    let builtin = r.pointer("/target/resolution") == Some(&json!("builtin"));
-                    if !builtin && let Value::Object(entry) = r {
-                        entry.insert("target".into(), json!({"resolution": "unknown"}));
-                    }
-                }
-            }
-        }
-        doc
-    } else {
-        let mut set: Vec<Resource> = app_context.iter().filter(|r| !same(r)).cloned().collect();
-        set.push(object.clone());
-        let (mut inputs, _) = build_inputs_for(&set, &options, Some(set.len() - 1));
-        let mut doc = inputs.pop().unwrap_or(Value::Null);
-        // The context lists what the Application manages, not what the cluster holds: a target
-        // outside the Application (a Secret made by hand, another app's ConfigMap) may well exist
-        // live, so at admission "missing" only means "unknown" — rules stay silent rather than
-        // deny a working object.
-        if let Some(Value::Array(refs)) = doc.get_mut("refs") {
-            for r in refs.iter_mut() {
-                if r.pointer("/target/resolution") == Some(&json!("missing"))
-                    && let Value::Object(entry) = r
-                {
-                    entry.insert("target".into(), json!({"resolution": "unknown"}));
-                }
-            }
-        }
-        doc
-    };
-    if let Value::Object(map) = &mut doc {
-        map.insert("operation".into(), Value::from(admission.operation.clone()));
-        if let Some(old) = &admission.old {
-            map.insert("old".into(), old.clone());
-        }
-        map.insert(
-            "context".into(),
-            json!({"source": "admission", "dry_run": admission.dry_run, "user": admission.user}),
-        );
-    }
-    doc
 }

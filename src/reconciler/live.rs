@@ -18,11 +18,12 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value, json};
 
 use super::application::{LiveApplication, ResourceStatus};
+use crate::evaluate::PreparedSet;
 use crate::model::argo::{SYNC_WAVE, SyncFacts, TRACKING_ID};
 use crate::model::{ModelError, Resource};
 use crate::plan::ObjectKey;
@@ -187,6 +188,11 @@ pub struct AppEntry {
     pub stand_ins: Arc<[Resource]>,
     /// Every object `status.resources` lists (hooks included).
     pub members: HashSet<ObjectKey>,
+    /// The stand-ins plus the Application, prepared for admission (`serve --cluster`), built on
+    /// first use: as they are, and without tracking ids (for untracked admitted objects, which
+    /// the pipeline must find in the same group).
+    prepared_tracked: OnceLock<Arc<PreparedSet>>,
+    prepared_untracked: OnceLock<Arc<PreparedSet>>,
 }
 
 impl AppEntry {
@@ -205,7 +211,32 @@ impl AppEntry {
             application,
             stand_ins,
             members,
+            prepared_tracked: OnceLock::new(),
+            prepared_untracked: OnceLock::new(),
         })
+    }
+
+    /// The Application's objects as an admission context: every stand-in and the Application
+    /// object, prepared once per entry (an entry is rebuilt when the Application changes).
+    /// `tracked: false` strips tracking ids from the stand-ins, so that an untracked admitted
+    /// object (found through `status.resources`) meets them in the same group.
+    pub fn prepared(&self, tracked: bool) -> Arc<PreparedSet> {
+        let slot = if tracked {
+            &self.prepared_tracked
+        } else {
+            &self.prepared_untracked
+        };
+        slot.get_or_init(|| {
+            let mut objects: Vec<Resource> = Vec::with_capacity(self.stand_ins.len() + 1);
+            if tracked {
+                objects.extend(self.stand_ins.iter().cloned());
+            } else {
+                objects.extend(self.stand_ins.iter().map(without_tracking));
+            }
+            objects.push(self.application.clone());
+            Arc::new(PreparedSet::new(objects))
+        })
+        .clone()
     }
 
     /// Stand-ins for the entries of `status.resources` that `known` does not already cover (the

@@ -5,7 +5,8 @@
 //! per `--app-namespace`, or one cluster-wide). After changes settle, the cache rebuilds an
 //! [`AppIndex`]: Applications by name and by the objects their `status.resources` list, with a
 //! stand-in for each listed object (identity, sync wave, tracking). [`ClusterContext::objects_for`]
-//! is then a hash lookup and a copy of the app's stand-ins — never a call to the API server, so
+//! is then a hash lookup that hands out the app's prepared set (built once per Application
+//! version, see [`crate::evaluate::PreparedSet`]) — never a call to the API server, so
 //! a slow or unreachable API server can never slow down or block admission.
 //!
 //! Until the first complete list has arrived, [`ClusterContext::objects_for`] answers `None` and
@@ -29,7 +30,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use super::context::{AppContext, AppObjects};
 use crate::model::Resource;
 use crate::reconciler::application::{GROUP, KIND, VERSION};
-use crate::reconciler::live::{AppEntry, AppIndex, without_tracking};
+use crate::reconciler::live::{AppEntry, AppIndex};
 
 /// After a change to an Application, wait this long for more before rebuilding the index:
 /// Argo CD rewrites an Application's status many times during a sync, and one rebuild per burst
@@ -175,20 +176,9 @@ impl AppContext for ClusterContext {
         let guard = self.inner.index.load();
         let index = guard.as_ref().as_ref()?;
         let owner = index.owner_of(object)?;
-        let entry = owner.entry;
-        let mut objects: Vec<Resource> = Vec::with_capacity(entry.stand_ins.len() + 1);
-        let others = entry.stand_ins.iter().filter(|r| !same_object(r, object));
-        // The pipeline groups a set by tracking: an untracked admitted object (found through
-        // status.resources) must meet untracked stand-ins to be judged inside its app.
-        if owner.tracked {
-            objects.extend(others.cloned());
-        } else {
-            objects.extend(others.map(without_tracking));
-        }
-        objects.push(entry.application.clone());
         Some(AppObjects {
-            app: Some(entry.live.name.clone()),
-            objects,
+            app: Some(owner.entry.live.name.clone()),
+            set: owner.entry.prepared(owner.tracked),
         })
     }
 
@@ -199,16 +189,6 @@ impl AppContext for ClusterContext {
             "live Argo CD Applications (not synced yet)".to_string()
         }
     }
-}
-
-/// Same identity, compared in place (this runs for every stand-in of every lookup: no
-/// allocation).
-fn same_object(a: &Resource, b: &Resource) -> bool {
-    !b.name.is_empty()
-        && a.name == b.name
-        && a.kind == b.kind
-        && a.group == b.group
-        && a.namespace == b.namespace
 }
 
 /// Starts the Application cache: returns the context at once (not synced) and the future that
@@ -328,12 +308,17 @@ mod tests {
         assert!(ctx.refresh());
         let found = ctx.objects_for(&cm).unwrap();
         assert_eq!(found.app.as_deref(), Some("shop"));
-        let kinds: Vec<&str> = found.objects.iter().map(|r| r.kind.as_str()).collect();
+        let kinds: Vec<&str> = found
+            .set
+            .objects()
+            .iter()
+            .map(|r| r.kind.as_str())
+            .collect();
         assert_eq!(kinds, vec!["ConfigMap", "Application"]);
     }
 
     #[test]
-    fn the_admitted_object_is_not_its_own_stand_in() {
+    fn the_admitted_object_takes_the_place_of_its_stand_in() {
         let mut w = writer();
         let ctx = ClusterContext::new(vec![w.as_reader()]);
         w.apply_watcher_event(&watcher::Event::Init);
@@ -342,13 +327,30 @@ mod tests {
         ctx.refresh();
         let cfg = Resource::from_value(
             json!({"apiVersion": "v1", "kind": "ConfigMap",
-                   "metadata": {"name": "cfg", "namespace": "shop"}}),
+                   "metadata": {"name": "cfg", "namespace": "shop",
+                                "annotations": {"argocd.argoproj.io/sync-wave": "3"}}}),
             None,
         )
         .unwrap();
         let found = ctx.objects_for(&cfg).unwrap();
-        let kinds: Vec<&str> = found.objects.iter().map(|r| r.kind.as_str()).collect();
-        assert_eq!(kinds, vec!["Application"]);
+        let kinds: Vec<&str> = found
+            .set
+            .objects()
+            .iter()
+            .map(|r| r.kind.as_str())
+            .collect();
+        assert_eq!(kinds, vec!["ConfigMap", "Application"]);
+        // The document is the admitted object's (wave 3), not the stand-in's (wave 1), and the
+        // plan has one task for it, not one per copy.
+        let doc = found.set.admission_input(
+            &cfg,
+            &crate::evaluate::AdmissionFacts::default(),
+            &crate::evaluate::EvaluateOptions::default(),
+        );
+        assert_eq!(doc["sync"]["wave"], 3);
+        assert_eq!(doc["plan"]["tasks"].as_array().unwrap().len(), 1);
+        // Asking twice hands out the same prepared set.
+        assert!(Arc::ptr_eq(&found.set, &ctx.objects_for(&cfg).unwrap().set));
     }
 
     #[test]
@@ -367,13 +369,13 @@ mod tests {
             None,
         )
         .unwrap();
-        assert_eq!(ctx.objects_for(&cm).unwrap().objects.len(), 2);
+        assert_eq!(ctx.objects_for(&cm).unwrap().set.len(), 2);
 
         shop.metadata.resource_version = Some("2".into());
         shop.data["status"]["resources"] = json!([]);
         w.apply_watcher_event(&watcher::Event::Apply(shop));
         assert!(ctx.refresh());
-        assert_eq!(ctx.objects_for(&cm).unwrap().objects.len(), 1);
+        assert_eq!(ctx.objects_for(&cm).unwrap().set.len(), 1);
 
         w.apply_watcher_event(&watcher::Event::Delete(app("shop")));
         assert!(ctx.refresh());

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use thiserror::Error;
 
+use crate::evaluate::PreparedSet;
 use crate::manifest::load_paths;
 use crate::model::Resource;
 use crate::model::argo::SyncFacts;
@@ -30,17 +31,19 @@ pub struct AppObjects {
     /// The Application's name, when the objects carry tracking (`None` for the untracked
     /// objects of one namespace).
     pub app: Option<String>,
-    /// The Application's other objects (the admitted object itself is left out: the pipeline
-    /// adds the version being admitted). May include the `Application` object, whose sync
-    /// options and destination the pipeline reads.
-    pub objects: Vec<Resource>,
+    /// The Application's objects, prepared for admission and shared by every request until the
+    /// context changes. May include the context's own copy of the admitted object (the pipeline
+    /// puts the admitted version in its place) and the `Application` object, whose sync options
+    /// and destination the pipeline reads.
+    pub set: Arc<PreparedSet>,
 }
 
 /// Where the webhook learns which Application an admitted object belongs to, and what else that
 /// Application contains.
 pub trait AppContext: Send + Sync {
     /// The objects of the Application that owns `object`, or `None` when unknown. Must not block:
-    /// it runs on the evaluation thread inside the request deadline.
+    /// it runs on the evaluation thread inside the request deadline; return a shared set, not a
+    /// copy (this runs for every admitted object).
     fn objects_for(&self, object: &Resource) -> Option<AppObjects>;
 
     /// A short description for logs and `--help`-style messages.
@@ -114,11 +117,17 @@ impl Identity {
 #[derive(Debug, Default)]
 struct Index {
     /// Tracked objects by Application name (plus that Application object when present).
-    by_app: HashMap<String, Vec<Resource>>,
-    /// Untracked objects (and Application objects), in file order.
-    untracked: Vec<Resource>,
+    by_app: HashMap<String, Arc<PreparedSet>>,
     /// Untracked identities → the namespaces they appear in (`None`: no namespace in the file).
     untracked_ids: HashMap<Identity, Vec<Option<String>>>,
+    /// The untracked neighbours of an object in namespace `ns`: the untracked objects of `ns`
+    /// plus those without a namespace (which Argo CD puts wherever the app goes).
+    untracked_by_namespace: HashMap<String, Arc<PreparedSet>>,
+    /// Untracked objects without a namespace: the neighbours in any namespace the files do not
+    /// name.
+    untracked_unnamespaced: Option<Arc<PreparedSet>>,
+    /// Every untracked object: the neighbours of an object that has no namespace either.
+    untracked_all: Option<Arc<PreparedSet>>,
     objects: usize,
 }
 
@@ -129,30 +138,67 @@ impl Index {
             ..Index::default()
         };
         let mut applications: Vec<Resource> = Vec::new();
+        let mut by_app: HashMap<String, Vec<Resource>> = HashMap::new();
+        let mut untracked: Vec<Resource> = Vec::new();
         for r in resources {
             let facts = SyncFacts::of(&r);
             if r.group == "argoproj.io" && r.kind == "Application" {
                 applications.push(r.clone());
             }
             match facts.tracking.app_name() {
-                Some(app) => index.by_app.entry(app.to_string()).or_default().push(r),
+                Some(app) => by_app.entry(app.to_string()).or_default().push(r),
                 None => {
                     index
                         .untracked_ids
                         .entry(Identity::of(&r))
                         .or_default()
                         .push(r.namespace.clone());
-                    index.untracked.push(r);
+                    untracked.push(r);
                 }
             }
         }
         // An app's own Application object carries its destination and sync options.
         for app in applications {
-            if let Some(members) = index.by_app.get_mut(&app.name)
+            if let Some(members) = by_app.get_mut(&app.name)
                 && !members.iter().any(|m| same_object(m, &app))
             {
                 members.push(app);
             }
+        }
+        index.by_app = by_app
+            .into_iter()
+            .map(|(app, members)| (app, Arc::new(PreparedSet::new(members))))
+            .collect();
+        let namespaces: std::collections::BTreeSet<&String> = untracked
+            .iter()
+            .filter_map(|r| r.namespace.as_ref())
+            .collect();
+        let neighbours = |ns: Option<&str>| -> Vec<Resource> {
+            untracked
+                .iter()
+                .filter(|r| ns.is_none() || r.namespace.is_none() || r.namespace.as_deref() == ns)
+                .cloned()
+                .collect()
+        };
+        index.untracked_by_namespace = namespaces
+            .iter()
+            .map(|ns| {
+                (
+                    (*ns).clone(),
+                    Arc::new(PreparedSet::new(neighbours(Some(ns)))),
+                )
+            })
+            .collect();
+        let unnamespaced: Vec<Resource> = untracked
+            .iter()
+            .filter(|r| r.namespace.is_none())
+            .cloned()
+            .collect();
+        if !unnamespaced.is_empty() {
+            index.untracked_unnamespaced = Some(Arc::new(PreparedSet::new(unnamespaced)));
+        }
+        if !untracked.is_empty() {
+            index.untracked_all = Some(Arc::new(PreparedSet::new(untracked)));
         }
         index
     }
@@ -219,17 +265,10 @@ impl AppContext for ManifestContext {
     fn objects_for(&self, object: &Resource) -> Option<AppObjects> {
         let index = self.index.load();
         let facts = SyncFacts::of(object);
-        let others = |set: &[Resource]| -> Vec<Resource> {
-            set.iter()
-                .filter(|r| !same_object(r, object))
-                .cloned()
-                .collect()
-        };
         if let Some(app) = facts.tracking.app_name() {
-            let members = index.by_app.get(app)?;
             return Some(AppObjects {
                 app: Some(app.to_string()),
-                objects: others(members),
+                set: index.by_app.get(app)?.clone(),
             });
         }
         let namespaces = index.untracked_ids.get(&Identity::of(object))?;
@@ -239,17 +278,15 @@ impl AppContext for ManifestContext {
         {
             return None;
         }
-        let neighbours: Vec<Resource> = index
-            .untracked
-            .iter()
-            .filter(|r| namespaces_match(&r.namespace, &object.namespace))
-            .filter(|r| !same_object(r, object))
-            .cloned()
-            .collect();
-        Some(AppObjects {
-            app: None,
-            objects: neighbours,
-        })
+        let set = match &object.namespace {
+            None => index.untracked_all.clone(),
+            Some(ns) => index
+                .untracked_by_namespace
+                .get(ns)
+                .cloned()
+                .or_else(|| index.untracked_unnamespaced.clone()),
+        }?;
+        Some(AppObjects { app: None, set })
     }
 
     fn describe(&self) -> String {
@@ -286,8 +323,14 @@ mod tests {
         let job = res(json!({"apiVersion": "batch/v1", "kind": "Job",
                              "metadata": {"name": "db-migrate", "namespace": "orders"}}));
         let found = ctx.objects_for(&job).unwrap();
-        let names: Vec<&str> = found.objects.iter().map(|r| r.name.as_str()).collect();
-        assert_eq!(names, vec!["cfg"]);
+        let names: Vec<&str> = found
+            .set
+            .objects()
+            .iter()
+            .map(|r| r.name.as_str())
+            .collect();
+        // The directory's own copy of the Job stays in the set: the pipeline replaces it.
+        assert_eq!(names, vec!["db-migrate", "cfg"]);
 
         let stranger = res(json!({"apiVersion": "batch/v1", "kind": "Job",
                                   "metadata": {"name": "unknown", "namespace": "orders"}}));
@@ -312,7 +355,12 @@ mod tests {
             "metadata": {"name": "new", "labels": {"app.kubernetes.io/instance": "shop"}}}));
         let found = ctx.objects_for(&new).unwrap();
         assert_eq!(found.app.as_deref(), Some("shop"));
-        let kinds: Vec<&str> = found.objects.iter().map(|r| r.kind.as_str()).collect();
+        let kinds: Vec<&str> = found
+            .set
+            .objects()
+            .iter()
+            .map(|r| r.kind.as_str())
+            .collect();
         assert_eq!(kinds, vec!["ConfigMap", "Application"]);
     }
 

@@ -116,8 +116,10 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
         destination_namespace: namespace,
         require_crds: false,
     };
-    let app_objects = context.as_ref().map_or(&[][..], |c| c.objects.as_slice());
-    let input = build_admission_input(&resource, app_objects, &facts, &options);
+    let input = match &context {
+        Some(c) => c.set.admission_input(&resource, &facts, &options),
+        None => build_admission_input(&resource, &[], &facts, &options),
+    };
     let mut findings = snapshot.policies.findings_for(&resource, &input);
     let application = context.as_ref().and_then(|c| c.app.clone());
     for f in &mut findings {
