@@ -2,8 +2,11 @@
 //!
 //! regorus has no test runner, so this is ours (rust-notes §1.5):
 //!
-//! 1. every `*.rego` at the top level of the directory (rules *and* tests) goes into one
-//!    interpreter engine, with `config.yaml` as `data.syncguard.config`, exactly as for evaluation;
+//! 1. every `*.rego` at the top level of the directory (rules *and* tests) goes into an
+//!    interpreter engine, with `config.yaml` as `data.syncguard.config`, exactly as for evaluation.
+//!    Without coverage the test packages are split over one engine per core (each with all the
+//!    rules, the files of one package together), and a test that does not pass there is run again
+//!    in one engine with every file, so what is reported is what the whole directory gives;
 //! 2. tests are discovered by scanning each file for rule heads that start a line with
 //!    `test_<name>` (with or without `if`, `:=`, `{`); several bodies of one name are one test;
 //! 3. each test is `eval_rule("data.<package>.<name>")`: `true` passes, undefined or `false`
@@ -29,7 +32,9 @@ use regorus::{Engine, Value as RegoValue};
 use serde::{Serialize, Serializer};
 use serde_json::json;
 
-use super::source::{self, one_line};
+use rayon::prelude::*;
+
+use super::source::{self, RegoFile, one_line};
 use super::{Config, PolicyError};
 
 /// Knobs for [`run_tests`].
@@ -170,60 +175,228 @@ pub fn run_tests(dir: &Path, options: &TestOptions) -> Result<TestReport, Policy
         })?,
         None => Config::default(),
     };
+    let dir_label = dir.display().to_string();
 
-    let mut engine = Engine::new();
-    engine.set_strict_builtin_errors(options.strict_builtin_errors);
-    engine.set_enable_coverage(options.coverage);
-    for f in &files.rego {
-        engine
-            .add_policy(f.label.clone(), f.text.clone())
+    // The rule files, parsed once; every engine below starts from a clone of this one.
+    let mut base = Engine::new();
+    base.set_strict_builtin_errors(options.strict_builtin_errors);
+    base.set_enable_coverage(options.coverage);
+    for f in files.rego.iter().filter(|f| !f.is_test) {
+        base.add_policy(f.label.clone(), f.text.clone())
             .map_err(|e| PolicyError::from_regorus(&f.label, &e))?;
     }
-    let dir_label = dir.display().to_string();
-    engine
-        .add_data(RegoValue::from(
-            json!({"syncguard": {"config": config.to_data()}}),
-        ))
-        .map_err(|e| PolicyError::from_regorus(&dir_label, &e))?;
-
-    let packages = engine
-        .get_policy_package_components()
-        .map_err(|e| PolicyError::from_regorus(&dir_label, &e))?;
-    let mut cases: Vec<TestCase> = Vec::new();
-    let mut seen: BTreeSet<(Vec<String>, String)> = BTreeSet::new();
-    for f in &files.rego {
-        let Some(package) = packages.iter().find(|p| p.source_file == f.label) else {
-            continue;
-        };
-        for (name, line) in test_heads(&f.text) {
-            if seen.insert((package.components.clone(), name.clone())) {
-                cases.push(TestCase {
-                    package: package.components.clone(),
-                    name,
-                    file: f.label.clone(),
-                    line,
-                });
-            }
-        }
-    }
-
-    // Prepare once up front so that compile errors are reported as a load error with a position,
-    // not as N identical test errors.
-    engine
-        .eval_query("true".to_string(), false)
-        .map_err(|e| PolicyError::from_regorus(&dir_label, &e))?;
-    if options.coverage {
-        engine.clear_coverage_data();
-    }
-
-    engine.set_execution_timer_config(ExecutionTimerConfig {
+    base.add_data(RegoValue::from(
+        json!({"syncguard": {"config": config.to_data()}}),
+    ))
+    .map_err(|e| PolicyError::from_regorus(&dir_label, &e))?;
+    base.set_execution_timer_config(ExecutionTimerConfig {
         limit: options.deadline,
         check_interval: NonZeroU32::new(64).unwrap_or(NonZeroU32::MIN),
     });
-    let mut results = Vec::with_capacity(cases.len());
-    for case in cases {
+    let tests: Vec<&RegoFile> = files.rego.iter().filter(|f| f.is_test).collect();
+
+    let shards = shards(&tests, rayon::current_num_threads());
+    let (results, engine) = if options.coverage || shards.len() < 2 {
+        let mut engine = Shard::prepare(&base, &tests, &dir_label)?;
+        if options.coverage {
+            engine.engine.clear_coverage_data();
+        }
+        let results = engine.run();
+        (results, Some(engine.engine))
+    } else {
+        // Test packages run side by side, each shard in its own engine (the rules plus its test
+        // files). A test that does not pass is run again with every test file loaded, so any
+        // failure or error reported is the one the whole directory gives.
+        let ran: Vec<Result<Vec<Ran>, PolicyError>> = shards
+            .par_iter()
+            .map(|shard| {
+                let files: Vec<&RegoFile> = shard
+                    .iter()
+                    .filter_map(|&i| tests.get(i).copied())
+                    .collect();
+                let order: Vec<usize> = shard.clone();
+                let mut engine = Shard::prepare(&base, &files, &dir_label)?;
+                Ok(engine.run_ordered(&order))
+            })
+            .collect();
+        let mut ran_all: Vec<Ran> = Vec::new();
+        for shard in ran {
+            ran_all.extend(shard?);
+        }
+        ran_all.sort_by_key(|(file, _, r)| (*file, r.line));
+        if ran_all
+            .iter()
+            .any(|(_, _, r)| r.outcome != TestOutcome::Pass)
+        {
+            let mut whole = Shard::prepare(&base, &tests, &dir_label)?;
+            for (_, package, r) in ran_all
+                .iter_mut()
+                .filter(|(_, _, r)| r.outcome != TestOutcome::Pass)
+            {
+                let case = TestCase {
+                    package: package.clone(),
+                    name: r.name.clone(),
+                    file: r.file.clone(),
+                    line: r.line,
+                };
+                *r = whole.run_case(case);
+            }
+        }
+        (ran_all.into_iter().map(|(_, _, r)| r).collect(), None)
+    };
+
+    let coverage = match (options.coverage, engine) {
+        (true, Some(engine)) => {
+            let report = engine
+                .get_coverage_report()
+                .map_err(|e| PolicyError::from_regorus(&dir_label, &e))?;
+            let rule_files: Vec<&str> = files
+                .rego
+                .iter()
+                .filter(|f| !f.is_test)
+                .map(|f| f.label.as_str())
+                .collect();
+            Some(summarize_coverage(
+                &rule_files,
+                report
+                    .files
+                    .iter()
+                    .filter(|f| rule_files.contains(&f.path.as_str()))
+                    .map(|f| (f.path.as_str(), &f.covered, &f.not_covered)),
+            ))
+        }
+        _ => None,
+    };
+
+    let count =
+        |pred: fn(&TestOutcome) -> bool| results.iter().filter(|r| pred(&r.outcome)).count();
+    Ok(TestReport {
+        passed: count(|o| matches!(o, TestOutcome::Pass)),
+        failed: count(|o| matches!(o, TestOutcome::Fail { .. })),
+        errored: count(|o| matches!(o, TestOutcome::Error { .. })),
+        results,
+        coverage,
+    })
+}
+
+/// Splits the test files (indexes into `tests`) into up to `n` shards of similar size, keeping
+/// the files of one package together (their rules merge). One shard when a file's package
+/// cannot be read from its text.
+fn shards(tests: &[&RegoFile], n: usize) -> Vec<Vec<usize>> {
+    let mut packages: Vec<(String, Vec<usize>, usize)> = Vec::new();
+    for (i, f) in tests.iter().enumerate() {
+        let Some(package) = package_of(&f.text) else {
+            return vec![(0..tests.len()).collect()];
+        };
+        match packages.iter_mut().find(|(p, _, _)| *p == package) {
+            Some((_, files, size)) => {
+                files.push(i);
+                *size += f.text.len();
+            }
+            None => packages.push((package, vec![i], f.text.len())),
+        }
+    }
+    let n = n.clamp(1, packages.len().max(1));
+    // Largest first into the currently smallest shard.
+    packages.sort_by(|a, b| b.2.cmp(&a.2).then_with(|| a.0.cmp(&b.0)));
+    let mut shards: Vec<(usize, Vec<usize>)> = vec![(0, Vec::new()); n];
+    for (_, files, size) in packages {
+        if let Some(smallest) = shards.iter_mut().min_by_key(|(total, _)| *total) {
+            smallest.0 += size;
+            smallest.1.extend(files);
+        }
+    }
+    shards
+        .into_iter()
+        .map(|(_, mut files)| {
+            files.sort_unstable();
+            files
+        })
+        .filter(|files| !files.is_empty())
+        .collect()
+}
+
+/// The package a Rego file declares: the first line starting with `package `.
+fn package_of(text: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let rest = line.trim_start().strip_prefix("package ")?;
+        let name = rest.split('#').next().unwrap_or_default().trim();
+        (!name.is_empty()).then(|| name.to_string())
+    })
+}
+
+/// A test run in a shard: the index of its file among the test files, its package, the result.
+type Ran = (usize, Vec<String>, TestResult);
+
+/// An engine with the rules and some test files, and the tests found in those files.
+struct Shard {
+    engine: Engine,
+    /// (position of the file in the shard's list, case).
+    cases: Vec<(usize, TestCase)>,
+}
+
+impl Shard {
+    /// Adds `tests` to a clone of `base` and prepares it, so that compile errors are reported
+    /// as a load error with a position, not as N identical test errors.
+    fn prepare(base: &Engine, tests: &[&RegoFile], dir_label: &str) -> Result<Self, PolicyError> {
+        let mut engine = base.clone();
+        for f in tests {
+            engine
+                .add_policy(f.label.clone(), f.text.clone())
+                .map_err(|e| PolicyError::from_regorus(&f.label, &e))?;
+        }
+        let packages = engine
+            .get_policy_package_components()
+            .map_err(|e| PolicyError::from_regorus(dir_label, &e))?;
+        let mut cases: Vec<(usize, TestCase)> = Vec::new();
+        let mut seen: BTreeSet<(Vec<String>, String)> = BTreeSet::new();
+        for (position, f) in tests.iter().enumerate() {
+            let Some(package) = packages.iter().find(|p| p.source_file == f.label) else {
+                continue;
+            };
+            for (name, line) in test_heads(&f.text) {
+                if seen.insert((package.components.clone(), name.clone())) {
+                    cases.push((
+                        position,
+                        TestCase {
+                            package: package.components.clone(),
+                            name,
+                            file: f.label.clone(),
+                            line,
+                        },
+                    ));
+                }
+            }
+        }
+        engine
+            .eval_query("true".to_string(), false)
+            .map_err(|e| PolicyError::from_regorus(dir_label, &e))?;
+        Ok(Self { engine, cases })
+    }
+
+    /// Every case, in file order.
+    fn run(&mut self) -> Vec<TestResult> {
+        let cases = std::mem::take(&mut self.cases);
+        cases.into_iter().map(|(_, c)| self.run_case(c)).collect()
+    }
+
+    /// Every case, tagged with the index of its file in the caller's list (`order[position]`)
+    /// and its package.
+    fn run_ordered(&mut self, order: &[usize]) -> Vec<Ran> {
+        let cases = std::mem::take(&mut self.cases);
+        cases
+            .into_iter()
+            .map(|(position, c)| {
+                let file = order.get(position).copied().unwrap_or(usize::MAX);
+                let package = c.package.clone();
+                (file, package, self.run_case(c))
+            })
+            .collect()
+    }
+
+    fn run_case(&mut self, case: TestCase) -> TestResult {
         let started = Instant::now();
-        let value = engine.eval_rule(rule_path(&case.package, &case.name));
+        let value = self.engine.eval_rule(rule_path(&case.package, &case.name));
         let duration = started.elapsed();
         let outcome = match value {
             Ok(RegoValue::Bool(true)) => TestOutcome::Pass,
@@ -243,47 +416,15 @@ pub fn run_tests(dir: &Path, options: &TestOptions) -> Result<TestReport, Policy
                 message: one_line(&e.to_string()),
             },
         };
-        results.push(TestResult {
+        TestResult {
             package: case.package.join("."),
             name: case.name,
             file: case.file,
             line: case.line,
             outcome,
             duration,
-        });
+        }
     }
-
-    let coverage = if options.coverage {
-        let report = engine
-            .get_coverage_report()
-            .map_err(|e| PolicyError::from_regorus(&dir_label, &e))?;
-        let rule_files: Vec<&str> = files
-            .rego
-            .iter()
-            .filter(|f| !f.is_test)
-            .map(|f| f.label.as_str())
-            .collect();
-        Some(summarize_coverage(
-            &rule_files,
-            report
-                .files
-                .iter()
-                .filter(|f| rule_files.contains(&f.path.as_str()))
-                .map(|f| (f.path.as_str(), &f.covered, &f.not_covered)),
-        ))
-    } else {
-        None
-    };
-
-    let count =
-        |pred: fn(&TestOutcome) -> bool| results.iter().filter(|r| pred(&r.outcome)).count();
-    Ok(TestReport {
-        passed: count(|o| matches!(o, TestOutcome::Pass)),
-        failed: count(|o| matches!(o, TestOutcome::Fail { .. })),
-        errored: count(|o| matches!(o, TestOutcome::Error { .. })),
-        results,
-        coverage,
-    })
 }
 
 /// `(name, 1-based line)` of every line that starts with a `test_*` rule head.
@@ -503,6 +644,110 @@ mod tests {
                 ("test_a".into(), 8)
             ]
         );
+    }
+
+    fn write(dir: &Path, name: &str, text: &str) {
+        std::fs::write(dir.join(name), text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+
+    /// Outcomes by (file name, line, test name), the part that must not depend on sharding.
+    fn outcomes(report: &TestReport) -> Vec<(String, u32, String, TestOutcome)> {
+        report
+            .results
+            .iter()
+            .map(|r| {
+                let file = Path::new(&r.file)
+                    .file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (file, r.line, r.name.clone(), r.outcome.clone())
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sharded_runs_report_what_one_engine_reports() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let d = dir.path();
+        write(d, "a.rego", "package syncguard.rules.a\nx := 1\n");
+        // Two files of one package (their tests must land in one shard), a failing test, an
+        // erroring test, and a test that reads a helper from another test package (undefined
+        // in a shard without that package; the re-run in the whole engine makes it pass).
+        write(
+            d,
+            "a_test.rego",
+            "package syncguard.rules.a_test\nimport data.syncguard.rules.a\n\
+             test_one if a.x == 1\ntest_fails if a.x == 2\n",
+        );
+        write(
+            d,
+            "a_more_test.rego",
+            "package syncguard.rules.a_test\nimport data.syncguard.rules.a\n\
+             test_more if a.x > 0\nhelper := 41\n",
+        );
+        write(
+            d,
+            "b_test.rego",
+            "package syncguard.rules.b_test\n\
+             test_cross if data.syncguard.rules.a_test.helper + 1 == 42\n\
+             test_error if to_number(\"x\") == 1\n",
+        );
+        write(
+            d,
+            "c_test.rego",
+            "package syncguard.rules.c_test\ntest_c if true\n",
+        );
+        let files = source::read_dir(d).unwrap_or_else(|e| panic!("{e}"));
+        let tests: Vec<&RegoFile> = files.rego.iter().filter(|f| f.is_test).collect();
+        let split = shards(&tests, 2);
+        assert_eq!(split.len(), 2);
+        let a_files: Vec<usize> = tests
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.text.starts_with("package syncguard.rules.a_test"))
+            .map(|(i, _)| i)
+            .collect();
+        assert!(
+            split.iter().any(|s| a_files.iter().all(|i| s.contains(i))),
+            "{split:?}"
+        );
+
+        let sharded = run_tests(d, &TestOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let single = run_tests(
+            d,
+            &TestOptions {
+                coverage: true,
+                ..TestOptions::default()
+            },
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(outcomes(&sharded), outcomes(&single));
+        let by_name = |n: &str| {
+            sharded
+                .results
+                .iter()
+                .find(|r| r.name == n)
+                .map(|r| r.outcome.clone())
+        };
+        assert_eq!(by_name("test_cross"), Some(TestOutcome::Pass));
+        assert!(matches!(
+            by_name("test_fails"),
+            Some(TestOutcome::Fail { .. })
+        ));
+        assert!(matches!(
+            by_name("test_error"),
+            Some(TestOutcome::Error { .. })
+        ));
+        assert_eq!((sharded.passed, sharded.failed, sharded.errored), (4, 1, 1));
+    }
+
+    #[test]
+    fn packages_are_read_from_the_first_package_line() {
+        assert_eq!(
+            package_of("# comment\npackage a.b_test # trailing\n"),
+            Some("a.b_test".into())
+        );
+        assert_eq!(package_of("test_x if true\n"), None);
     }
 
     #[test]
