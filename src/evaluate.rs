@@ -114,12 +114,13 @@ pub fn evaluate(
     options: &EvaluateOptions,
     errors: Vec<String>,
 ) -> Report {
-    let (inputs, apps) = build_inputs(resources, options);
-    let outcomes = policies.evaluate_many(&inputs);
+    // Each document is evaluated as soon as it is built, on the same core, and dropped: the
+    // documents of a large set are never all alive at once.
+    let (outcomes, apps) = map_inputs(resources, options, None, |doc| policies.evaluate(&doc));
     let mut findings: Vec<Finding> = Vec::new();
     for (i, (resource, outcome)) in resources.iter().zip(outcomes).enumerate() {
         let application = apps.get(i).cloned().flatten();
-        for mut f in policies.findings_from(resource, outcome) {
+        for mut f in policies.findings_from(resource, outcome.unwrap_or_default()) {
             f.application.clone_from(&application);
             findings.push(f);
         }
@@ -144,10 +145,32 @@ fn build_inputs_for(
     options: &EvaluateOptions,
     only: Option<usize>,
 ) -> (Vec<Value>, Vec<Option<String>>) {
-    let all_facts: Vec<SyncFacts> = resources.iter().map(SyncFacts::of).collect();
+    let (docs, apps) = map_inputs(resources, options, only, |doc| doc);
+    (
+        docs.into_iter().map(Option::unwrap_or_default).collect(),
+        apps,
+    )
+}
+
+/// Builds the input document of every object (only of `only`, when given) and passes it to
+/// `f`, on every core; returns what `f` made of each (`None` for objects not built) and each
+/// object's owning Application name.
+fn map_inputs<T: Send>(
+    resources: &[Resource],
+    options: &EvaluateOptions,
+    only: Option<usize>,
+    f: impl Fn(Value) -> T + Sync,
+) -> (Vec<Option<T>>, Vec<Option<String>>) {
+    let all_facts: Vec<SyncFacts> = if only.is_some() {
+        resources.iter().map(SyncFacts::of).collect()
+    } else {
+        resources.par_iter().map(SyncFacts::of).collect()
+    };
     let groups = group_by_app(resources, &all_facts);
     let whole = groups.len() == 1;
-    let mut inputs: Vec<Value> = vec![Value::Null; resources.len()];
+    let mut outputs: Vec<Option<T>> = std::iter::repeat_with(|| None)
+        .take(resources.len())
+        .collect();
     let mut app_names: Vec<Option<String>> = vec![None; resources.len()];
     let mut facts_by_index: Vec<Option<SyncFacts>> = all_facts.into_iter().map(Some).collect();
 
@@ -181,38 +204,37 @@ fn build_inputs_for(
             options,
         );
         view.dependents_index();
-        let docs: Vec<Value> = match only {
+        let made: Vec<(usize, T)> = match only {
             // One document (admission): build it on this thread. Handing a single item to
             // rayon would still cost a round trip through its pool (a cross-thread wake-up
             // per request).
             Some(i) => view
                 .members
                 .iter()
-                .enumerate()
-                .map(|(local, &global)| {
-                    if global == i {
-                        view.input_for(local, options)
-                    } else {
-                        Value::Null
-                    }
-                })
+                .position(|&global| global == i)
+                .map(|local| (i, f(view.input_for(local, options))))
+                .into_iter()
                 .collect(),
-            // The documents are independent: build them on every core.
-            None => (0..view.members.len())
-                .into_par_iter()
-                .map(|local| view.input_for(local, options))
+            // The documents are independent: build (and use) them on every core.
+            None => view
+                .members
+                .par_iter()
+                .enumerate()
+                .map(|(local, &global)| (global, f(view.input_for(local, options))))
                 .collect(),
         };
-        for (doc, &global) in docs.into_iter().zip(view.members.iter()) {
-            if let Some(slot) = inputs.get_mut(global) {
-                *slot = doc;
+        for (global, out) in made {
+            if let Some(slot) = outputs.get_mut(global) {
+                *slot = Some(out);
             }
+        }
+        for &global in &view.members {
             if let Some(slot) = app_names.get_mut(global) {
                 slot.clone_from(&view.name);
             }
         }
     }
-    (inputs, app_names)
+    (outputs, app_names)
 }
 
 impl<'a> AppView<'a> {
