@@ -46,6 +46,9 @@ _needs_roles := {"env", "env_from", "volume", "image_pull_secret", "service_acco
 
 # 1. The producer is applied in the consumer's own step.
 violations contains {"msg": msg, "path": _via(ref)} if {
+	# cheap first tests: _async_refs needs a non-empty input.refs, _first_task a non-empty plan
+	input.refs != []
+	input.plan.tasks != []
 	object.get(_sync, "is_hook", false) != true
 	some ref in _async_refs
 	consumer_task := _first_task(_plan_tasks)
@@ -62,6 +65,9 @@ violations contains {"msg": msg, "path": _via(ref)} if {
 
 # 2. The producer is in an earlier step, but Argo CD cannot tell when it is ready.
 violations contains {"msg": msg, "path": _via(ref)} if {
+	# cheap first tests: _async_refs needs a non-empty input.refs, _first_task a non-empty plan
+	input.refs != []
+	input.plan.tasks != []
 	some ref in _async_refs
 	object.get(ref.target, "health_check", "unknown") == null
 	consumer_task := _first_task(_plan_tasks)
@@ -78,6 +84,10 @@ violations contains {"msg": msg, "path": _via(ref)} if {
 
 # 3. A normal resource whose dependency the sync creates only in a later step.
 violations contains {"msg": msg, "path": _via(ref), "severity": "high"} if {
+	# cheap first tests, implied by the conditions below (_kind is input.resource.kind or "object")
+	input.resource.kind in _health_needs_pods
+	input.refs != []
+	input.plan.tasks != []
 	_applies
 	object.get(_sync, "is_hook", false) != true
 	_kind in _health_needs_pods

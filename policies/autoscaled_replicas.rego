@@ -37,6 +37,9 @@ meta := {
 
 # 1. The owning Application does not ignore /spec/replicas of this object.
 violations contains {"msg": msg, "path": "/spec/replicas"} if {
+	# cheap first tests, implied by _autoscaled_with_replicas below
+	input.dependents != []
+	input.resource.spec.replicas != null
 	_autoscaled_with_replicas
 	_app_known
 	count(_covering_entries) == 0
@@ -48,6 +51,9 @@ violations contains {"msg": msg, "path": "/spec/replicas"} if {
 
 # 2. It does, but automated syncs still apply the Git value.
 violations contains {"msg": msg, "path": "/spec/replicas"} if {
+	# cheap first tests, implied by _autoscaled_with_replicas below
+	input.dependents != []
+	input.resource.spec.replicas != null
 	_autoscaled_with_replicas
 	_app_known
 	count(_covering_entries) > 0
@@ -61,6 +67,9 @@ violations contains {"msg": msg, "path": "/spec/replicas"} if {
 
 # 3. The owning Application is unknown.
 violations contains {"msg": msg, "path": "/spec/replicas"} if {
+	# cheap first tests, implied by _autoscaled_with_replicas below
+	input.dependents != []
+	input.resource.spec.replicas != null
 	_autoscaled_with_replicas
 	not _app_known
 	msg := sprintf(

@@ -110,6 +110,7 @@ test_admission_and_audit_see_only_kinds_the_api_server_serves if {
 test_without_a_context_the_manifest_is_judged if {
 	r := object.remove(review(certificate, facts([]), [crd_ref("missing")], "check"), ["context"])
 	count(rule.violations) == 1 with input as r
+	count(rule.violations) == 1 with input as object.union(r, {"context": "x"})
 }
 
 test_argo_cd_kinds_are_installed_with_argo_cd if {

@@ -22,6 +22,9 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": "/metadata/generateName"} if {
+	# cheap first tests, implied by _generate_name != "" and count(_delete_types) > 0 below
+	input.resource.metadata.generateName != ""
+	input.sync.hook_types != []
 	_applies
 	count(_delete_types) > 0
 	_name == ""

@@ -22,6 +22,7 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": path} if {
+	input.sync.delete_policy_set == true # cheap first test, implied by the object.get below
 	_applies
 	object.get(_sync, "delete_policy_set", false) == true
 	object.get(_sync, "is_hook", false) == false

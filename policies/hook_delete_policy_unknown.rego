@@ -24,6 +24,9 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": path} if {
+	# cheap first tests, implied by the conditions below (`value in invalid` needs a non-empty list)
+	input.sync.invalid_delete_policies != []
+	input.sync.is_hook == true
 	_applies
 	object.get(_sync, "is_hook", false) == true
 	invalid := {v | some v in _list("invalid_delete_policies"); is_string(v)}

@@ -37,6 +37,7 @@ _helm_path := "/metadata/annotations/helm.sh~1hook"
 
 # 1. Helm hook items Argo CD does not run.
 violations contains {"msg": msg, "path": _helm_path, "severity": severity} if {
+	input.sync.unsupported_helm_hooks != [] # cheap first test: `some item in _list(...)` below needs a non-empty array
 	_applies
 	not _argo_types_win
 	some item in _list("unsupported_helm_hooks")
@@ -50,6 +51,7 @@ violations contains {"msg": msg, "path": _helm_path, "severity": severity} if {
 }
 
 violations contains {"msg": msg, "path": _helm_path, "severity": severity} if {
+	input.sync.unsupported_helm_hooks != [] # cheap first test: `some item in _list(...)` below needs a non-empty array
 	_applies
 	not _argo_types_win
 	some item in _list("unsupported_helm_hooks")
@@ -64,6 +66,7 @@ violations contains {"msg": msg, "path": _helm_path, "severity": severity} if {
 
 # 2. Skip on a kind that everything else needs.
 violations contains {"msg": msg, "path": _hook_path, "severity": "medium"} if {
+	input.sync.skip == true # cheap first test, implied by the object.get below
 	_applies
 	object.get(_sync, "skip", false) == true
 	consequence := _skip_consequence[_kind]
@@ -80,6 +83,7 @@ _skip_consequence := {
 
 # 3. Install-only or upgrade-only Helm hooks.
 violations contains {"msg": msg, "path": _helm_path, "severity": "info"} if {
+	input.sync.helm_hooks != [] # cheap first test: `pair.present in _helm_items` below needs a helm hook
 	_applies
 	not _argo_types_win
 	some pair in _one_sided

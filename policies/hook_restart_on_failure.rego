@@ -24,6 +24,10 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": "/spec/template/spec/restartPolicy"} if {
+	# cheap first tests, implied by the conditions below
+	input.resource.kind == "Job"
+	input.sync.is_hook == true
+	input.resource.spec.template.spec.restartPolicy == "OnFailure"
 	_hook
 	_resource.kind == "Job"
 	startswith(_str(_resource, "apiVersion"), "batch/")
@@ -37,6 +41,10 @@ violations contains {"msg": msg, "path": "/spec/template/spec/restartPolicy"} if
 }
 
 violations contains {"msg": msg, "path": "/spec/restartPolicy"} if {
+	# cheap first tests, implied by the conditions below
+	input.resource.kind == "Pod"
+	input.sync.is_hook == true
+	input.resource.spec.restartPolicy == "OnFailure"
 	_hook
 	_resource.kind == "Pod"
 	_str(_resource, "apiVersion") == "v1"

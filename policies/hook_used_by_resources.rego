@@ -33,6 +33,9 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {
+	# cheap first tests, implied by the conditions below (count(_users) > 0 needs a dependent)
+	input.sync.is_hook == true
+	input.dependents != []
 	_applies
 	object.get(_sync, "is_hook", false) == true
 	count(_list("phases")) > 0

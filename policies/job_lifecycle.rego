@@ -31,6 +31,9 @@ meta := {
 
 # 1. Both names.
 violations contains {"msg": msg, "path": "/metadata/generateName", "severity": "low"} if {
+	# cheap first tests, implied by _job and _generate_name != "" below
+	input.resource.kind == "Job"
+	input.resource.metadata.generateName != ""
 	_job
 	_name != ""
 	_generate_name != ""
@@ -46,6 +49,10 @@ _both_names_fix := "Remove one: keep name (BeforeHookCreation replaces the Job e
 
 # 2. A fixed-name Job managed as a normal resource.
 violations contains {"msg": msg, "path": "/spec/template", "severity": "info"} if {
+	# cheap first tests, implied by _managed_normal_job below (is_hook absent counts as false, so
+	# the test is `not ... == true`)
+	input.resource.kind == "Job"
+	not input.sync.is_hook == true
 	_managed_normal_job
 	_name != ""
 	not _force_replace
@@ -57,6 +64,9 @@ violations contains {"msg": msg, "path": "/spec/template", "severity": "info"} i
 
 # 3. A TTL on a Job managed as a normal resource.
 violations contains {"msg": msg, "path": "/spec/ttlSecondsAfterFinished", "severity": "medium"} if {
+	# cheap first tests, implied by _managed_normal_job and is_number(ttl) below
+	input.resource.kind == "Job"
+	is_number(input.resource.spec.ttlSecondsAfterFinished)
 	_managed_normal_job
 	ttl := object.get(_spec, "ttlSecondsAfterFinished", null)
 	is_number(ttl)

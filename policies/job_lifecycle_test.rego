@@ -163,6 +163,13 @@ test_other_kinds_are_not_jobs if {
 	count(rule.violations) == 0 with input as review(cron, facts({}), "check")
 }
 
+# model::argo always writes is_hook, but the rule reads an absent one as false (not a hook).
+test_sync_facts_without_is_hook_mean_a_normal_resource if {
+	r := review(seed_data_job({}, {"ttlSecondsAfterFinished": 300}), {"phases": ["Sync"]}, "check")
+	v := rule.violations with input as r
+	{x.path | some x in v} == {"/spec/template", "/spec/ttlSecondsAfterFinished"}
+}
+
 test_a_deletion_is_never_judged if {
 	r := review(seed_data_job({}, {"ttlSecondsAfterFinished": 60}), facts({}), "check")
 	count(rule.violations) == 0 with input as object.union(r, {"operation": "DELETE"})

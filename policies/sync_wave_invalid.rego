@@ -22,6 +22,7 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": "/metadata/annotations/argocd.argoproj.io~1sync-wave"} if {
+	input.sync.wave_valid == false # cheap first test, implied by the object.get below
 	_applies
 	object.get(_sync, "wave_valid", true) == false
 	raw := object.get(_sync, "wave_raw", null)
@@ -33,6 +34,7 @@ violations contains {"msg": msg, "path": "/metadata/annotations/argocd.argoproj.
 }
 
 violations contains {"msg": msg, "path": "/metadata/annotations/helm.sh~1hook-weight"} if {
+	is_string(input.sync.invalid_hook_weight) # cheap first test, implied by the object.get below
 	_applies
 	_weight_consulted
 	raw := object.get(_sync, "invalid_hook_weight", null)

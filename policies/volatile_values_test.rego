@@ -239,6 +239,14 @@ test_without_context_or_sync_facts_the_manifest_is_judged if {
 	{x.path | some x in v} == {restarted_path}
 }
 
+test_without_context_server_owned_fields_are_judged_too if {
+	d := object.union(restarted, {"metadata": {"resourceVersion": "48213"}})
+	v := rule.violations with input as {"resource": d}
+	{x.path | some x in v} == {restarted_path, "/metadata/resourceVersion"}
+	w := rule.violations with input as {"resource": d, "context": "x"}
+	{x.path | some x in w} == {restarted_path, "/metadata/resourceVersion"}
+}
+
 test_a_deletion_is_never_judged if {
 	count(rule.violations) == 0 with input as object.union(review(restarted, "check"), {"operation": "DELETE"})
 }

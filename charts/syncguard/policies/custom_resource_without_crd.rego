@@ -30,6 +30,12 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": _via(ref)} if {
+	# cheap first tests: `some ref in _refs` and count(_list("phases")) > 0 below need both non-empty;
+	# the source tests are _desired_state's (OPA makes `not x in s` undefined when x is)
+	input.refs != []
+	input.sync.phases != []
+	not input.context.source == "admission"
+	not input.context.source == "audit"
 	_applies
 	_desired_state
 	count(_list("phases")) > 0

@@ -35,6 +35,9 @@ meta := {
 
 # 1. A non-final gated step: every later step waits.
 violations contains {"msg": msg, "path": _path} if {
+	# cheap first tests, implied by _blocking_tasks (_may_never_be_healthy, some task in _plan_tasks)
+	input.resource.kind in {"Service", "Ingress", "PersistentVolumeClaim"}
+	input.plan.tasks != []
 	some task in _blocking_tasks
 	object.get(task, "gated", false) == true
 	object.get(task, "final", true) == false
@@ -47,6 +50,9 @@ violations contains {"msg": msg, "path": _path} if {
 
 # 2. The Sync phase of a plan with PostSync hooks: PostSync never runs.
 violations contains {"msg": msg, "path": _path} if {
+	# cheap first tests, implied by _blocking_tasks (_may_never_be_healthy, some task in _plan_tasks)
+	input.resource.kind in {"Service", "Ingress", "PersistentVolumeClaim"}
+	input.plan.tasks != []
 	some task in _blocking_tasks
 	_blocks_postsync(task)
 	msg := sprintf(

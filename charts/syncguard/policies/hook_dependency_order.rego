@@ -44,6 +44,11 @@ _needs_roles := {"env", "env_from", "volume", "image_pull_secret", "service_acco
 
 # 1. Created after the hook's first step (or, when a controller produces it, in the same step).
 violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
+	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs) and by
+	# _first_task(_plan_tasks), which needs a non-empty plan
+	input.sync.is_hook == true
+	input.refs != []
+	input.plan.tasks != []
 	some ref in _needed_refs
 	target := _target(ref)
 	target.resolution in {"in_set", "produced_by"}
@@ -62,6 +67,9 @@ violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
 
 # 2. In the set, but this sync never applies it (or its producer).
 violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
+	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs)
+	input.sync.is_hook == true
+	input.refs != []
 	some ref in _needed_refs
 	target := _target(ref)
 	target.resolution in {"in_set", "produced_by"}
@@ -77,6 +85,9 @@ violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
 
 # 3. Not in the Application at all.
 violations contains {"msg": msg, "path": _via(ref), "severity": "high"} if {
+	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs)
+	input.sync.is_hook == true
+	input.refs != []
 	some ref in _needed_refs
 	target := _target(ref)
 	target.resolution == "missing"

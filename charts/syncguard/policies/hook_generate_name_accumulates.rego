@@ -22,6 +22,9 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": "/metadata/generateName"} if {
+	# cheap first tests, implied by the conditions below
+	input.resource.metadata.generateName != ""
+	input.sync.is_hook == true
 	_applies
 	object.get(_sync, "is_hook", false) == true
 	count(_list("phases")) > 0

@@ -35,6 +35,8 @@ backoff_limit := v if {
 }
 
 violations contains {"msg": msg, "path": "/spec/backoffLimit"} if {
+	input.resource.kind == "Job" # cheap first tests, implied by _hook_job below
+	input.sync.is_hook == true
 	_hook_job
 	_backoff_limit_missing
 	msg := sprintf(
@@ -45,6 +47,8 @@ violations contains {"msg": msg, "path": "/spec/backoffLimit"} if {
 
 # Only `add`, only when the field is absent: an existing value is never touched.
 patches contains {"op": "add", "path": "/spec/backoffLimit", "value": backoff_limit} if {
+	input.resource.kind == "Job" # cheap first tests, implied by _hook_job below
+	input.sync.is_hook == true
 	_hook_job
 	_backoff_limit_missing
 	_spec_is_object

@@ -38,6 +38,8 @@ deadline_seconds := v if {
 }
 
 violations contains {"msg": msg, "path": "/spec/activeDeadlineSeconds"} if {
+	input.resource.kind == "Job" # cheap first tests, implied by _hook_job below
+	input.sync.is_hook == true
 	_hook_job
 	_deadline_missing
 	msg := sprintf(
@@ -48,6 +50,8 @@ violations contains {"msg": msg, "path": "/spec/activeDeadlineSeconds"} if {
 
 # Only `add`, only when the field is absent: an existing value is never touched.
 patches contains {"op": "add", "path": "/spec/activeDeadlineSeconds", "value": deadline_seconds} if {
+	input.resource.kind == "Job" # cheap first tests, implied by _hook_job below
+	input.sync.is_hook == true
 	_hook_job
 	_deadline_missing
 	_spec_is_object

@@ -32,6 +32,8 @@ deadline_seconds := v if {
 }
 
 violations contains {"msg": msg, "path": "/spec/activeDeadlineSeconds"} if {
+	input.resource.kind == "Pod" # cheap first tests, implied by _hook_pod below
+	input.sync.is_hook == true
 	_hook_pod
 	_deadline_missing
 	msg := sprintf(
@@ -42,6 +44,8 @@ violations contains {"msg": msg, "path": "/spec/activeDeadlineSeconds"} if {
 
 # Only `add`, only when the field is absent: an existing value is never touched.
 patches contains {"op": "add", "path": "/spec/activeDeadlineSeconds", "value": deadline_seconds} if {
+	input.resource.kind == "Pod" # cheap first tests, implied by _hook_pod below
+	input.sync.is_hook == true
 	_hook_pod
 	_deadline_missing
 	_spec_is_object

@@ -23,6 +23,7 @@ meta := {
 }
 
 violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {
+	input.sync.invalid_hook_values != [] # cheap first test: `some value in _list(...)` below needs a non-empty array
 	_applies
 	some value in _list("invalid_hook_values")
 	is_string(value)
@@ -34,6 +35,7 @@ violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {
 
 # An empty (or all-commas) annotation is a hook without a type: dropped just the same.
 violations contains {"msg": msg, "path": _hook_path, "severity": "critical"} if {
+	input.sync.ignored.reason == "garbage-hook" # cheap first test, implied by _ignored_reason below
 	_applies
 	is_string(_annotations[_hook_annotation])
 	count(_csv(_annotations[_hook_annotation])) == 0

@@ -35,6 +35,7 @@ meta := {
 
 # 1a. A JSON pointer that covers a whole block.
 violations contains {"msg": msg, "path": path} if {
+	input.resource.kind in {"Application", "ApplicationSet"} # cheap first test: _entries is [] unless _application
 	some i, entry in _entries
 	is_object(entry)
 	some j, pointer in _array(entry, "jsonPointers")
@@ -46,6 +47,7 @@ violations contains {"msg": msg, "path": path} if {
 
 # 1b. A jq path expression that covers a whole block.
 violations contains {"msg": msg, "path": path} if {
+	input.resource.kind in {"Application", "ApplicationSet"} # cheap first test: _entries is [] unless _application
 	some i, entry in _entries
 	is_object(entry)
 	some j, expression in _array(entry, "jqPathExpressions")
@@ -57,6 +59,7 @@ violations contains {"msg": msg, "path": path} if {
 
 # 2a. No kind: matches nothing.
 violations contains {"msg": msg, "path": path} if {
+	input.resource.kind in {"Application", "ApplicationSet"} # cheap first test: _entries is [] unless _application
 	some i, entry in _entries
 	is_object(entry)
 	_str(entry, "kind") == ""
@@ -69,6 +72,7 @@ violations contains {"msg": msg, "path": path} if {
 
 # 2b. A kind of a named group, with the group left out.
 violations contains {"msg": msg, "path": path} if {
+	input.resource.kind in {"Application", "ApplicationSet"} # cheap first test: _entries is [] unless _application
 	some i, entry in _entries
 	is_object(entry)
 	kind := _str(entry, "kind")
@@ -85,6 +89,7 @@ violations contains {"msg": msg, "path": path} if {
 
 # 3. Automated sync without RespectIgnoreDifferences=true.
 violations contains {"msg": msg, "path": _options_path} if {
+	input.resource.kind in {"Application", "ApplicationSet"} # cheap first test: _entries is [] unless _application
 	count(_entries) > 0
 	_automated
 	not "RespectIgnoreDifferences=true" in _sync_options

@@ -80,10 +80,14 @@ else := ""
 
 # A date-time at the start of the value: RFC 3339, or Go's time.String() that Helm's `now` renders
 # ("2026-08-08 00:18:00.123456 +0000 UTC").
-_timestamp_like(_, value) if regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}`, value)
+_timestamp_like(_, value) if {
+	substring(value, 4, 1) == "-" # cheap first test: the pattern needs it, and regex.match is not cheap
+	regex.match(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[T ][0-9]{2}:[0-9]{2}`, value)
+}
 
 # Label-safe forms, only under a key that names a time.
 _timestamp_like(key, value) if {
+	count(value) >= 10 # cheap first test: every pattern below needs 10 ASCII characters or more
 	_time_key(key)
 	some pattern in [
 		`^[0-9]{10}([0-9]{3})?$`, # epoch seconds or milliseconds
@@ -101,9 +105,13 @@ _time_key(key) if {
 # {"location", "field", "field_name", "key", "value", "pointer"} for every string annotation or
 # label value that is new in this request.
 _volatile_entries contains entry if {
-	_judged
+	# Cheapest tests first: most objects have no suspect entry, so _entries (which only looks at
+	# labels and annotations and cannot fail) comes before _judged. The audit test is _judged's
+	# `_source != "audit"`, repeated so that live objects do not pay for _entries.
+	not input.context.source == "audit"
 	_volatile_checks
 	some entry in _entries
+	_judged
 	_changed(entry)
 }
 
@@ -121,13 +129,16 @@ _entries contains {
 	"pointer": sprintf("%s/%s/%s", [loc.pointer, field, _escape(key)]),
 } if {
 	some loc in _locations
-	metadata := object.get(_resource, loc.path, {})
+
+	# null, not {}: an absent block ends here, without looking for its annotations and labels
+	metadata := object.get(_resource, loc.path, null)
 	is_object(metadata)
 	some field in ["annotations", "labels"]
 	values := object.get(metadata, field, {})
 	is_object(values)
 	some key, value in values
 	is_string(value)
+
 	# Cheap filter first: this runs on every admitted object, and building the entry (three
 	# sprintf) for every label would cost more than all the checks below.
 	_suspect(key, value)
@@ -177,6 +188,9 @@ _same_in_old(entry) if {
 # ---- server-owned fields (manifests only) ----
 
 violations contains {"msg": msg, "path": path, "severity": f.severity} if {
+	# cheap first tests, the same as _source_is_manifest (OPA makes `not x in s` undefined when x is)
+	not input.context.source == "admission"
+	not input.context.source == "audit"
 	_judged
 	_source_is_manifest
 	some field, f in _server_fields
@@ -187,6 +201,9 @@ violations contains {"msg": msg, "path": path, "severity": f.severity} if {
 }
 
 violations contains {"msg": msg, "path": path, "severity": a.severity} if {
+	# cheap first tests, the same as _source_is_manifest (OPA makes `not x in s` undefined when x is)
+	not input.context.source == "admission"
+	not input.context.source == "audit"
 	_judged
 	_source_is_manifest
 	some key, a in _server_annotations
