@@ -242,6 +242,24 @@ impl PreparedSet {
         self.objects.is_empty()
     }
 
+    /// Builds the views that admission requests will use, ahead of the first request (the
+    /// Application cache calls this off the request path when an Application changes). Views of
+    /// groups whose destination comes from the request's namespace are still built on demand.
+    pub fn warm(&self) {
+        let options = admission_options(&EvaluateOptions::default());
+        for group in 0..self.groups.len() {
+            let _ = self.view(group, &options);
+        }
+    }
+
+    /// Number of views built so far (for tests and diagnostics).
+    pub fn views_built(&self) -> usize {
+        self.views
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
+    }
+
     /// The input document for `object` admitted into this set: exactly
     /// [`build_admission_input`]`(object, self.objects(), ..)`, from the prepared facts when the
     /// object takes the place of a member without changing anything the set's facts depend on.

@@ -18,7 +18,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
@@ -188,11 +188,6 @@ pub struct AppEntry {
     pub stand_ins: Arc<[Resource]>,
     /// Every object `status.resources` lists (hooks included).
     pub members: HashSet<ObjectKey>,
-    /// The stand-ins plus the Application, prepared for admission (`serve --cluster`), built on
-    /// first use: as they are, and without tracking ids (for untracked admitted objects, which
-    /// the pipeline must find in the same group).
-    prepared_tracked: OnceLock<Arc<PreparedSet>>,
-    prepared_untracked: OnceLock<Arc<PreparedSet>>,
 }
 
 impl AppEntry {
@@ -211,32 +206,22 @@ impl AppEntry {
             application,
             stand_ins,
             members,
-            prepared_tracked: OnceLock::new(),
-            prepared_untracked: OnceLock::new(),
         })
     }
 
-    /// The Application's objects as an admission context: every stand-in and the Application
-    /// object, prepared once per entry (an entry is rebuilt when the Application changes).
-    /// `tracked: false` strips tracking ids from the stand-ins, so that an untracked admitted
-    /// object (found through `status.resources`) meets them in the same group.
-    pub fn prepared(&self, tracked: bool) -> Arc<PreparedSet> {
-        let slot = if tracked {
-            &self.prepared_tracked
+    /// The Application's objects as an admission context (`serve --cluster`): every stand-in
+    /// and the Application object. `tracked: false` strips tracking ids from the stand-ins, so
+    /// that an untracked admitted object (found through `status.resources`) meets them in the
+    /// same group.
+    pub fn admission_set(&self, tracked: bool) -> PreparedSet {
+        let mut objects: Vec<Resource> = Vec::with_capacity(self.stand_ins.len() + 1);
+        if tracked {
+            objects.extend(self.stand_ins.iter().cloned());
         } else {
-            &self.prepared_untracked
-        };
-        slot.get_or_init(|| {
-            let mut objects: Vec<Resource> = Vec::with_capacity(self.stand_ins.len() + 1);
-            if tracked {
-                objects.extend(self.stand_ins.iter().cloned());
-            } else {
-                objects.extend(self.stand_ins.iter().map(without_tracking));
-            }
-            objects.push(self.application.clone());
-            Arc::new(PreparedSet::new(objects))
-        })
-        .clone()
+            objects.extend(self.stand_ins.iter().map(without_tracking));
+        }
+        objects.push(self.application.clone());
+        PreparedSet::new(objects)
     }
 
     /// Stand-ins for the entries of `status.resources` that `known` does not already cover (the
@@ -328,7 +313,7 @@ impl AppIndex {
     /// The Application an app instance names: `name`, or `namespace_name` (Argo CD's form for
     /// Applications outside its own namespace). For a bare name shared by several namespaces the
     /// first by namespace wins.
-    pub fn by_instance(&self, instance: &str) -> Option<&AppEntry> {
+    pub fn by_instance(&self, instance: &str) -> Option<&Arc<AppEntry>> {
         if let Some(found) = self.lookup(None, instance) {
             return Some(found);
         }
@@ -336,23 +321,22 @@ impl AppIndex {
         self.lookup(Some(namespace), name)
     }
 
-    fn lookup(&self, namespace: Option<&str>, name: &str) -> Option<&AppEntry> {
+    fn lookup(&self, namespace: Option<&str>, name: &str) -> Option<&Arc<AppEntry>> {
         self.by_name
             .get(name)?
             .iter()
             .filter_map(|&i| self.apps.get(i))
             .find(|e| namespace.is_none_or(|ns| e.live.namespace == ns))
-            .map(AsRef::as_ref)
     }
 
     /// The Application that lists this object in `status.resources` (the first by namespace
     /// and name when several do).
-    pub fn by_member(&self, key: &ObjectKey) -> Option<&AppEntry> {
+    pub fn by_member(&self, key: &ObjectKey) -> Option<&Arc<AppEntry>> {
         self.member_lookup(key)
             .or_else(|| self.member_lookup(&key.cluster_scoped()))
     }
 
-    fn member_lookup(&self, key: &ObjectKey) -> Option<&AppEntry> {
+    fn member_lookup(&self, key: &ObjectKey) -> Option<&Arc<AppEntry>> {
         self.by_member
             .get(&member_hash(
                 &key.group,
@@ -363,7 +347,6 @@ impl AppIndex {
             .iter()
             .filter_map(|&i| self.apps.get(i))
             .find(|e| e.members.contains(key))
-            .map(AsRef::as_ref)
     }
 
     /// The owning Application of `object`: by its tracking id, else its instance label, else by
@@ -403,7 +386,7 @@ impl AppIndex {
 #[derive(Debug, Clone, Copy)]
 pub struct Owner<'a> {
     /// The Application.
-    pub entry: &'a AppEntry,
+    pub entry: &'a Arc<AppEntry>,
     /// Found through the object's own tracking id or instance label. When `false` (found by
     /// `status.resources` membership) the object carries no tracking, and the pipeline, which
     /// groups objects by tracking, would put it apart from tracked stand-ins: callers either

@@ -28,6 +28,7 @@ use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::context::{AppContext, AppObjects};
+use crate::evaluate::PreparedSet;
 use crate::model::Resource;
 use crate::reconciler::application::{GROUP, KIND, VERSION};
 use crate::reconciler::live::{AppEntry, AppIndex};
@@ -63,6 +64,71 @@ struct Inner {
     entries: Mutex<EntryCache>,
     /// Logged once, when the cache first becomes usable.
     synced: AtomicBool,
+    /// Admission sets of the Applications reviews used most recently.
+    prepared: Mutex<Prepared>,
+}
+
+/// At most this many objects are kept planned for admission across Applications (a planned
+/// object costs ~8 KB: its copies, facts, tasks and references). The most recently used
+/// Application is always kept, however large.
+const PREPARED_OBJECTS: usize = 4096;
+
+/// The admission sets ([`PreparedSet`]) of recently used Applications, least recent first.
+/// Entries are matched by identity: a changed Application is a new entry, so a set can never
+/// outlive the version it was built from (the cache holds the entry it was built from).
+#[derive(Default)]
+struct Prepared {
+    sets: Vec<(Arc<AppEntry>, bool, Arc<PreparedSet>)>,
+}
+
+impl Prepared {
+    /// The set for `entry` (tracked or not), built and remembered when missing.
+    fn get(&mut self, entry: &Arc<AppEntry>, tracked: bool) -> Arc<PreparedSet> {
+        if let Some(at) = self
+            .sets
+            .iter()
+            .position(|(e, t, _)| Arc::ptr_eq(e, entry) && *t == tracked)
+        {
+            let hit = self.sets.remove(at);
+            let set = hit.2.clone();
+            self.sets.push(hit);
+            return set;
+        }
+        let set = Arc::new(entry.admission_set(tracked));
+        self.sets.push((entry.clone(), tracked, set.clone()));
+        self.trim();
+        set
+    }
+
+    /// After an index rebuild: sets of changed Applications are rebuilt and planned, sets of
+    /// deleted ones dropped.
+    fn follow(&mut self, fresh: &EntryCache) {
+        for (entry, tracked, set) in &mut self.sets {
+            let key = (entry.live.namespace.clone(), entry.live.name.clone());
+            if let Some((_, now)) = fresh.get(&key)
+                && !Arc::ptr_eq(now, entry)
+            {
+                let rebuilt = Arc::new(now.admission_set(*tracked));
+                rebuilt.warm();
+                *entry = now.clone();
+                *set = rebuilt;
+            }
+        }
+        self.sets.retain(|(entry, _, _)| {
+            fresh
+                .get(&(entry.live.namespace.clone(), entry.live.name.clone()))
+                .is_some_and(|(_, now)| Arc::ptr_eq(now, entry))
+        });
+        self.trim();
+    }
+
+    fn trim(&mut self) {
+        let mut total: usize = self.sets.iter().map(|(_, _, s)| s.len()).sum();
+        while total > PREPARED_OBJECTS && self.sets.len() > 1 {
+            let (_, _, dropped) = self.sets.remove(0);
+            total -= dropped.len();
+        }
+    }
 }
 
 impl std::fmt::Debug for ClusterContext {
@@ -84,6 +150,7 @@ impl ClusterContext {
                 index: ArcSwap::from_pointee(None),
                 entries: Mutex::new(HashMap::new()),
                 synced: AtomicBool::new(false),
+                prepared: Mutex::new(Prepared::default()),
             }),
         }
     }
@@ -137,6 +204,13 @@ impl ClusterContext {
             fresh.insert(key, (version, entry));
         }
         let index = AppIndex::from_entries(fresh.values().map(|(_, e)| e.clone()).collect());
+        // Applications that reviews used lately are planned again now, off the request path:
+        // during a sync the entry changes often, and hooks arrive meanwhile.
+        self.inner
+            .prepared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .follow(&fresh);
         *cache = fresh;
         drop(cache);
         let count = index.len();
@@ -176,9 +250,15 @@ impl AppContext for ClusterContext {
         let guard = self.inner.index.load();
         let index = guard.as_ref().as_ref()?;
         let owner = index.owner_of(object)?;
+        let set = self
+            .inner
+            .prepared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(owner.entry, owner.tracked);
         Some(AppObjects {
             app: Some(owner.entry.live.name.clone()),
-            set: owner.entry.prepared(owner.tracked),
+            set,
         })
     }
 
@@ -246,7 +326,7 @@ async fn run(
             event = events.next() => match event {
                 None => return,
                 Some(Ok(watcher::Event::InitDone)) => {
-                    context.refresh();
+                    refresh_off_runtime(&context).await;
                     due = None;
                 }
                 Some(Ok(watcher::Event::Init | watcher::Event::InitApply(_))) => {}
@@ -258,10 +338,20 @@ async fn run(
                 }
             },
             () = wait => {
-                context.refresh();
+                refresh_off_runtime(&context).await;
                 due = None;
             }
         }
+    }
+}
+
+/// [`ClusterContext::refresh`] on a blocking thread: reading and planning changed Applications
+/// takes milliseconds per large Application (hundreds on the first list), which must not hold
+/// up the runtime threads that serve admission requests.
+async fn refresh_off_runtime(context: &ClusterContext) {
+    let context = context.clone();
+    if let Err(error) = tokio::task::spawn_blocking(move || context.refresh()).await {
+        tracing::warn!(%error, "application cache: the index rebuild failed");
     }
 }
 
@@ -351,6 +441,15 @@ mod tests {
         assert_eq!(doc["plan"]["tasks"].as_array().unwrap().len(), 1);
         // Asking twice hands out the same prepared set.
         assert!(Arc::ptr_eq(&found.set, &ctx.objects_for(&cfg).unwrap().set));
+        // A changed Application that reviews used is planned again when the index is rebuilt,
+        // before the next review; the set of the old version is not handed out any more.
+        let mut changed = app("shop");
+        changed.metadata.resource_version = Some("2".into());
+        w.apply_watcher_event(&watcher::Event::Apply(changed));
+        ctx.refresh();
+        let again = ctx.objects_for(&cfg).unwrap().set;
+        assert!(!Arc::ptr_eq(&found.set, &again));
+        assert!(again.views_built() > 0);
     }
 
     #[test]
@@ -380,6 +479,36 @@ mod tests {
         w.apply_watcher_event(&watcher::Event::Delete(app("shop")));
         assert!(ctx.refresh());
         assert!(ctx.objects_for(&cm).is_none());
+    }
+
+    #[test]
+    fn prepared_sets_are_bounded_by_objects_and_keep_the_latest() {
+        let big = |name: &str| -> Arc<AppEntry> {
+            let resources: Vec<serde_json::Value> = (0..PREPARED_OBJECTS / 2 + 10)
+                .map(|i| {
+                    json!({"group": "", "version": "v1", "kind": "ConfigMap",
+                                "namespace": name, "name": format!("cfg-{i}")})
+                })
+                .collect();
+            let value = json!({
+                "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                "metadata": {"name": name, "namespace": "argocd"},
+                "spec": {"destination": {"namespace": name}},
+                "status": {"resources": resources}
+            });
+            Arc::new(AppEntry::from_value(&value).unwrap())
+        };
+        let (a, b) = (big("a"), big("b"));
+        let mut prepared = Prepared::default();
+        let first = prepared.get(&a, true);
+        assert!(Arc::ptr_eq(&first, &prepared.get(&a, true)));
+        prepared.get(&a, false);
+        // Two large Applications do not fit: the least recent sets go, the latest stays.
+        prepared.get(&b, true);
+        assert_eq!(prepared.sets.len(), 1);
+        assert!(Arc::ptr_eq(&prepared.sets[0].0, &b));
+        // A huge Application alone is still kept.
+        assert_eq!(prepared.get(&b, true).len(), PREPARED_OBJECTS / 2 + 11);
     }
 
     #[test]
