@@ -705,6 +705,7 @@ async fn only_the_leader_audits_and_every_pass_is_counted() {
         config: config(3),
         metrics: Arc::new(ReconcilerMetrics::new()),
         policies: Arc::new(ArcSwap::new(policies())),
+        policies_fingerprint: None,
         leader: leader_rx,
     };
     audit_and_record(&ctx).await;

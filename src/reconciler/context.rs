@@ -102,6 +102,10 @@ pub struct Context {
     pub metrics: Arc<ReconcilerMetrics>,
     /// The policy set in use; swapped on reload.
     pub policies: Arc<ArcSwap<PolicySet>>,
+    /// The fingerprint of the policy directory content the first set was loaded from (`None`
+    /// for the built-in set): the reload watcher starts from it, so an edit made while the
+    /// reconciler was starting is not mistaken for the content already live.
+    pub policies_fingerprint: Option<u64>,
     /// `true` while this replica holds the leader Lease (always `true` without election).
     /// Writers check it before every write.
     pub leader: watch::Receiver<bool>,

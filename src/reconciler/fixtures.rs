@@ -57,6 +57,7 @@ pub fn context(client: kube::Client, config: Config, leader: bool) -> Arc<Contex
         config,
         metrics: Arc::new(ReconcilerMetrics::new()),
         policies: Arc::new(arc_swap::ArcSwap::new(policies())),
+        policies_fingerprint: None,
         leader: rx,
     })
 }

@@ -52,9 +52,10 @@ pub fn audit_task() -> ExtraTask {
 }
 
 /// Reloads `dir` when it changes; an accepted set replaces `ctx.policies` and bumps
-/// `generation`. Runs until the task is aborted. The first fingerprint is taken when the task
-/// starts, just after the runner loaded the set now live; an edit in that instant is picked up
-/// with the next change.
+/// `generation`. Runs until the task is aborted. It starts from the fingerprint of the content
+/// the live set was loaded from (`ctx.policies_fingerprint`), so an edit made between that load
+/// and this task starting is reloaded at once; only without one (a set installed by hand, as in
+/// tests) is the directory fingerprinted when the task starts.
 pub async fn watch_policies(
     ctx: Arc<Context>,
     dir: PathBuf,
@@ -65,12 +66,17 @@ pub async fn watch_policies(
         deadline: ctx.config.rule_deadline,
         ..LoadOptions::default()
     };
-    let d = dir.clone();
-    let last = tokio::task::spawn_blocking(move || fingerprint(&d, false))
-        .await
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let last = match ctx.policies_fingerprint {
+        Some(fp) => fp,
+        None => {
+            let d = dir.clone();
+            tokio::task::spawn_blocking(move || fingerprint(&d, false))
+                .await
+                .ok()
+                .flatten()
+                .unwrap_or_default()
+        }
+    };
     let label = dir.display().to_string();
     follow(
         dir,
@@ -134,6 +140,38 @@ mod tests {
         .unwrap();
         tokio::time::sleep(Duration::from_millis(1500)).await;
         assert_eq!(*changed.borrow(), 1);
+        assert_eq!(ctx.policies.load().rules()[0].id.as_str(), "ORG2");
+        task.abort();
+    }
+
+    #[tokio::test]
+    async fn an_edit_made_while_starting_is_reloaded_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.rego"), rule("ORG1")).unwrap();
+        let (set, fp) = crate::webhook::policies::load(
+            &PolicySource::Dir(dir.path().to_path_buf()),
+            Duration::from_millis(250),
+        )
+        .unwrap();
+        // Edited after the runner loaded the set, before the watcher started.
+        std::fs::write(dir.path().join("r.rego"), rule("ORG2")).unwrap();
+        let (client, _handle) = crate::reconciler::fixtures::mock_client();
+        let mut ctx = crate::reconciler::fixtures::context(client, Config::default(), true);
+        let ctx_mut = Arc::get_mut(&mut ctx).unwrap();
+        ctx_mut.policies_fingerprint = fp;
+        ctx.policies.store(Arc::new(set));
+        let (generation, mut changed) = watch::channel(0u64);
+        // A poll interval long enough that only the first comparison can notice the edit.
+        let task = tokio::spawn(watch_policies(
+            ctx.clone(),
+            dir.path().to_path_buf(),
+            generation,
+            Duration::from_secs(3600),
+        ));
+        tokio::time::timeout(Duration::from_secs(20), changed.changed())
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(ctx.policies.load().rules()[0].id.as_str(), "ORG2");
         task.abort();
     }

@@ -80,8 +80,8 @@ pub async fn run_with_client(
 ) -> Result<()> {
     let source = config.policies.clone();
     let deadline = config.rule_deadline;
-    let policies =
-        tokio::task::spawn_blocking(move || crate::webhook::load_policies(&source, deadline))
+    let (policies, policies_fingerprint) =
+        tokio::task::spawn_blocking(move || crate::webhook::policies::load(&source, deadline))
             .await
             .map_err(|e| Error::Config(format!("policy loading panicked: {e}")))?
             .map_err(Error::Policies)?;
@@ -102,6 +102,7 @@ pub async fn run_with_client(
         config: config.clone(),
         metrics: metrics.clone(),
         policies: Arc::new(arc_swap::ArcSwap::from_pointee(policies)),
+        policies_fingerprint,
         leader: leader_rx,
     });
 

@@ -137,7 +137,8 @@ pub fn load_tested(dir: &Path, options: &LoadOptions) -> Result<(PolicySet, u64)
 /// Follows a policy directory for hot reload (the webhook's and the reconciler's): on every
 /// change of its content, loads it with [`load_tested`]; a set that loads and passes its tests
 /// goes to `accept`, a broken one to `reject` — once per content, not on every poll. `last` is
-/// the fingerprint of the set already live. Runs until the task is dropped.
+/// the fingerprint of the content the live set was loaded from; the directory is compared with
+/// it once at the start too. Runs until the task is dropped.
 pub(crate) async fn follow(
     dir: PathBuf,
     options: LoadOptions,
@@ -148,7 +149,13 @@ pub(crate) async fn follow(
     mut reject: impl FnMut(&LoadError),
 ) {
     let mut watch = DirWatch::new(&dir, false, debounce, poll);
-    while watch.changed().await.is_some() {
+    // The first pass looks at once: `last` describes the content the live set was loaded from,
+    // and the directory may have changed before the watch existed.
+    let mut first = true;
+    loop {
+        if !std::mem::take(&mut first) && watch.changed().await.is_none() {
+            return;
+        }
         let d = dir.clone();
         let Ok(Some(fp)) = tokio::task::spawn_blocking(move || fingerprint(&d, false)).await else {
             continue;
