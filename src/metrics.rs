@@ -9,7 +9,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
@@ -268,6 +268,8 @@ pub struct ReconcilerMetrics {
     pub open_findings: Family<RuleLabels, Gauge>,
     /// The rules the last audit published in `open_findings`.
     audit_open_rules: Mutex<BTreeSet<String>>,
+    /// Identities of the open findings of the last audit pass (see [`Self::count_new_audit`]).
+    audit_open_keys: Mutex<HashSet<u64>>,
     /// Events: `emitted`, `deduplicated` (suppressed repeat), `failed`.
     pub events: Family<OutcomeLabels, Counter>,
     /// Application reconciles: `ok`, `error`.
@@ -375,6 +377,7 @@ impl ReconcilerMetrics {
             findings,
             open_findings,
             audit_open_rules: Mutex::new(BTreeSet::new()),
+            audit_open_keys: Mutex::new(HashSet::new()),
             events,
             reconciles,
             reconcile_seconds,
@@ -414,6 +417,24 @@ impl ReconcilerMetrics {
                 .set(i64::try_from(*n).unwrap_or(i64::MAX));
         }
         *previous = by_rule.keys().cloned().collect();
+    }
+
+    /// Counts in `findings` the open findings of an audit pass that the previous pass did not
+    /// have (`open`: each finding's identity and rule), and remembers this pass's. The memory is
+    /// this process's: after a restart or a leader change, the first pass counts everything.
+    pub fn count_new_audit(&self, open: &[(u64, String)]) {
+        let mut previous = match self.audit_open_keys.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        for (key, rule) in open {
+            if !previous.contains(key) {
+                self.findings
+                    .get_or_create(&RuleLabels { rule: rule.clone() })
+                    .inc();
+            }
+        }
+        *previous = open.iter().map(|(key, _)| *key).collect();
     }
 
     /// Counts one outcome of a labelled counter family.

@@ -730,9 +730,29 @@ async fn only_the_leader_audits_and_every_pass_is_counted() {
     assert_eq!(writes("applied"), 1);
     assert!(ctx.metrics.report_results_dropped.get() >= 2);
 
+    // Every open finding of the first pass is new; the unchanged second pass adds none.
+    let counted = |metrics: &str| -> (u64, u64) {
+        let sum = |prefix: &str| -> u64 {
+            metrics
+                .lines()
+                .filter(|l| l.starts_with(prefix))
+                .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .map(|v| v as u64)
+                .sum()
+        };
+        (
+            sum("syncguard_live_findings_total{"),
+            sum("syncguard_open_live_findings{"),
+        )
+    };
+    let (new_first, open) = counted(&ctx.metrics.encode());
+    assert!(open > 0);
+    assert_eq!(new_first, open);
+
     audit_and_record(&ctx).await;
     assert_eq!(writes("unchanged"), 1);
     assert_eq!(writes("applied"), 1);
+    assert_eq!(counted(&ctx.metrics.encode()), (new_first, open));
 }
 
 #[tokio::test]

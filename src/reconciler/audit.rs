@@ -26,6 +26,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{Hash as _, Hasher as _};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -247,6 +248,29 @@ impl Evaluation {
         self.uids.get(&key).cloned()
     }
 
+    /// Every open finding's identity (rule, object, message) with its rule: what the audit
+    /// compares between passes to count new findings.
+    pub fn open_keys(&self) -> Vec<(u64, String)> {
+        self.by_namespace
+            .values()
+            .flatten()
+            .filter(|f| f.status == Status::Open)
+            .map(|f| {
+                let mut hasher = std::hash::DefaultHasher::new();
+                (
+                    f.rule_id.as_str(),
+                    &f.resource.group,
+                    &f.resource.kind,
+                    &f.resource.namespace,
+                    &f.resource.name,
+                    &f.message,
+                )
+                    .hash(&mut hasher);
+                (hasher.finish(), f.rule_id.to_string())
+            })
+            .collect()
+    }
+
     /// Open findings per rule.
     pub fn open_by_rule(&self) -> BTreeMap<String, usize> {
         let mut out = BTreeMap::new();
@@ -272,6 +296,8 @@ pub struct AuditSummary {
     pub findings: usize,
     /// Open findings per rule.
     pub open_by_rule: BTreeMap<String, usize>,
+    /// Identity and rule of every open finding ([`Evaluation::open_keys`]).
+    pub open_keys: Vec<(u64, String)>,
     /// Results left out of reports by the cap, over all namespaces.
     pub results_dropped: usize,
     /// What happened to each report.
@@ -347,6 +373,7 @@ pub async fn audit_and_record(ctx: &Context) {
             // Not `open_findings.clear()`: the family also holds the Application diagnosis'
             // open SG501–SG503, which a pass must not wipe.
             metrics.set_audit_open(&summary.open_by_rule);
+            metrics.count_new_audit(&summary.open_keys);
             tracing::info!(
                 objects = summary.objects,
                 evaluated = summary.evaluated,
@@ -418,6 +445,7 @@ pub async fn audit_once(
         applications: evaluation.applications,
         findings: evaluation.by_namespace.values().map(Vec::len).sum(),
         open_by_rule: evaluation.open_by_rule(),
+        open_keys: evaluation.open_keys(),
         results_dropped,
         writes,
         skipped_kinds,
