@@ -24,7 +24,7 @@ use crate::model::Resource;
 use crate::model::app::{AppGroup, group_by_app};
 use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::refs::{Resolution, ResourceIndex, produces, references};
-use crate::plan::{Plan, is_builtin_group};
+use crate::plan::{Plan, is_builtin_group, kind_order};
 
 /// At most this many views are kept per set: one per (group, destination namespace) pair, and
 /// the destination only varies for sets without an Application object (it then comes from the
@@ -368,9 +368,23 @@ impl PreparedSet {
         let dest = view.destination.as_str();
         let namespace = object.namespace.as_deref().unwrap_or(dest);
         let custom = !is_builtin_group(&object.group);
+        let order = kind_order(&object.kind);
         let bubbles = view.plan.tasks().any(|t| {
-            (t.kind == "Namespace" && t.group.is_empty() && t.name == namespace)
-                || (custom && t.kind == "CustomResourceDefinition")
+            if t.kind == "Namespace" && t.group.is_empty() && t.name == namespace {
+                // Bubbling moves the Namespace to its first dependant in sorted order; the
+                // object can only become that if one of its tasks sorts before the Namespace's
+                // own place (phase, wave, then kind order: a Namespace goes first in its wave).
+                let (phase, wave) = t
+                    .bubbled
+                    .as_ref()
+                    .map_or((t.phase, t.wave), |b| (b.from_phase, b.from_wave));
+                facts
+                    .phases
+                    .iter()
+                    .any(|&p| (p, facts.wave, order) <= (phase, wave, t.kind_order))
+            } else {
+                custom && t.kind == "CustomResourceDefinition"
+            }
         });
         if bubbles {
             return None;
@@ -831,15 +845,62 @@ mod tests {
                 "{phase} {wave}"
             );
         }
-        // Bubbling would move a member: rebuilt.
-        let with_namespace = PreparedSet::new(vec![object(
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}}),
-        )]);
-        assert!(
-            with_namespace
-                .prepared_input(&hook("PreSync", "0"), &opts)
-                .is_none()
-        );
+        // A Namespace in the set: a hook sorting before its place would pull it forward
+        // (rebuilt); one sorting after it leaves it where it is (prepared, same document).
+        let with_namespace = PreparedSet::new(vec![
+            object(
+                json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"},
+                          "annotations": {}}),
+            ),
+            object(
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c",
+                "annotations": {"argocd.argoproj.io/sync-wave": "3"}}}),
+            ),
+        ]);
+        for (phase, wave) in [("PreSync", "0"), ("PreSync", "-1"), ("Sync", "-1")] {
+            let h = hook(phase, wave);
+            assert!(
+                with_namespace.prepared_input(&h, &opts).is_none(),
+                "{phase} {wave}"
+            );
+        }
+        for (phase, wave) in [("Sync", "0"), ("Sync", "1"), ("PostSync", "0")] {
+            let h = hook(phase, wave);
+            let (doc, path) = with_namespace.prepared_input(&h, &opts).unwrap();
+            assert_eq!(path, FastPath::Appended);
+            assert_eq!(
+                doc,
+                rebuilt_input(&h, with_namespace.objects(), &opts),
+                "{phase} {wave}"
+            );
+        }
+        // The same with CreateNamespace=true: the destination Namespace is a PreSync task at
+        // wave 0, and a PreSync hook at wave 0 (a Job sorts after a Namespace) stays prepared.
+        let app = |objects: Vec<Resource>| {
+            let mut all = objects;
+            all.push(object(
+                json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                "metadata": {"name": "shop"},
+                "spec": {"destination": {"namespace": "shop"},
+                         "syncPolicy": {"syncOptions": ["CreateNamespace=true"]}}}),
+            ));
+            PreparedSet::new(all)
+        };
+        let tracked = |mut r: Resource| {
+            r.raw["metadata"]["labels"] = json!({"app.kubernetes.io/instance": "shop"});
+            Resource::from_value(r.raw, None).unwrap()
+        };
+        let created = app(vec![tracked(object(
+            json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}}),
+        ))]);
+        for (phase, wave, prepared) in [("PreSync", "0", true), ("PreSync", "-1", false)] {
+            let h = tracked(hook(phase, wave));
+            let got = created.prepared_input(&h, &opts);
+            assert_eq!(got.is_some(), prepared, "{phase} {wave}");
+            if let Some((doc, _)) = got {
+                assert_eq!(doc, rebuilt_input(&h, created.objects(), &opts));
+            }
+        }
     }
 
     #[test]
