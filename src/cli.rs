@@ -39,9 +39,11 @@ pub enum Command {
 
     /// Run the `test_*` rules of a policy directory (like `opa test`).
     ///
-    /// Loads every `*.rego` file and `config.yaml` of DIR into one engine, runs each rule whose
-    /// name starts with `test_`, and prints PASS/FAIL per test and a summary line. Exit code 1
-    /// when a test fails or errors, 2 when the policies do not load.
+    /// Loads every `*.rego` file and `config.yaml` of DIR, runs each rule whose name starts with
+    /// `test_`, and prints PASS/FAIL per test and a summary line. Test packages run side by side
+    /// (each with all the rules); a test that fails is run again with every file loaded, so
+    /// what is reported is what the whole directory gives. Exit code 1 when a test fails or
+    /// errors, 2 when the policies do not load.
     ///
     /// Examples:
     ///
