@@ -159,3 +159,42 @@ test_meta_follows_the_contract if {
 	rule.meta.action == "mutate"
 	rule.meta.docs == "docs/rules/SG102.md"
 }
+
+# At admission the API server has defaulted backoffLimit to 6 before syncguard sees the Job.
+admitted_seed_job := object.union(seed_job, {"spec": object.union(seed_job.spec, {"backoffLimit": 6})})
+
+admission(resource, declared) := {
+	"operation": "CREATE",
+	"resource": resource,
+	"declared": declared,
+	"sync": presync_facts,
+	"context": {"source": "admission", "dry_run": false},
+}
+
+test_a_defaulted_backoff_limit_is_replaced_when_the_client_did_not_declare_one if {
+	r := admission(admitted_seed_job, seed_job)
+	rule.patches == {
+		{"op": "test", "path": "/spec/backoffLimit", "value": 6},
+		{"op": "replace", "path": "/spec/backoffLimit", "value": 2},
+	} with input as r
+		with data.syncguard.config as {}
+	count(rule.violations) == 1 with input as r with data.syncguard.config as {}
+}
+
+test_a_declared_backoff_limit_of_6_is_the_users_choice if {
+	r := admission(admitted_seed_job, admitted_seed_job)
+	count(rule.patches) == 0 with input as r with data.syncguard.config as {}
+	count(rule.violations) == 0 with input as r with data.syncguard.config as {}
+}
+
+test_without_a_declared_copy_a_6_is_left_alone if {
+	r := object.remove(admission(admitted_seed_job, seed_job), ["declared"])
+	count(rule.patches) == 0 with input as r with data.syncguard.config as {}
+	count(rule.violations) == 0 with input as r with data.syncguard.config as {}
+}
+
+test_only_kubernetes_default_counts_as_defaulted if {
+	three := object.union(seed_job, {"spec": object.union(seed_job.spec, {"backoffLimit": 3})})
+	r := admission(three, seed_job)
+	count(rule.patches) == 0 with input as r with data.syncguard.config as {}
+}

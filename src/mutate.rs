@@ -15,6 +15,12 @@
 //!   the parent. A rule that needs a new parent adds it as a whole object first (and only when it
 //!   is absent: `add` of an object replaces an existing one). Ops are applied in the order given;
 //!   a Rego set of ops is sorted by value, which puts `/a` before `/a/b` for the same `op`.
+//! - **`test` is a precondition, and lifts the guard.** A patch may say exactly which value it
+//!   expects to find (`{"op": "test", "path": "/spec/backoffLimit", "value": 6}` next to a
+//!   `replace` of that path): every `test` of a patch is checked before any op is applied (a
+//!   failed one is an error, as in RFC 6902, and nothing of the patch is applied), and the
+//!   never-lower guard does not apply to a path the patch tested — the rule knows the value it
+//!   replaces (SG102 replaces the API server's default backoffLimit 6 this way).
 //! - **Minimal and idempotent.** The result is `json_patch::diff(original, patched)`, so no-op
 //!   operations vanish, and applying the same rule to an already-patched object yields an empty
 //!   patch.
@@ -66,11 +72,25 @@ pub enum MutateError {
 
 /// Applies `ops` to a copy of `obj` and returns the patched copy plus the minimal patch from
 /// `obj` to it. See the module documentation for the never-lower and missing-parent rules.
+///
+/// A `test` of the rule's patch stays in the result, ahead of the diff, when the diff changes
+/// the tested path: the patch still says which value it replaces, so merging it with other rules'
+/// patches ([`combined_patch`]) spares that path from the never-lower guard again.
 pub fn apply_patches(obj: &Value, ops: &[PatchOperation]) -> Result<(Value, Patch), MutateError> {
     let mut doc = obj.clone();
     apply_in_place(&mut doc, ops)?;
-    let patch = json_patch::diff(obj, &doc);
-    Ok((doc, patch))
+    let diff = json_patch::diff(obj, &doc);
+    let changed: BTreeSet<&str> = diff.0.iter().map(|op| op.path().as_str()).collect();
+    let mut patch: Vec<PatchOperation> = ops
+        .iter()
+        .filter(|op| matches!(op, PatchOperation::Test(t) if changed.contains(t.path.as_str())))
+        .cloned()
+        .collect();
+    if patch.is_empty() {
+        return Ok((doc, diff));
+    }
+    patch.extend(diff.0);
+    Ok((doc, Patch(patch)))
 }
 
 /// Merges the patches of open `mutate` findings about one object into one minimal patch against
@@ -95,8 +115,25 @@ pub fn combined_patch(original: &Value, findings: &[Finding]) -> Result<Patch, M
 }
 
 fn apply_in_place(doc: &mut Value, ops: &[PatchOperation]) -> Result<(), MutateError> {
+    let mut tested: BTreeSet<&str> = BTreeSet::new();
     for (index, op) in ops.iter().enumerate() {
-        if would_lower(doc, op) {
+        if let PatchOperation::Test(t) = op {
+            if doc.pointer(t.path.as_str()) != Some(&t.value) {
+                return Err(MutateError::Apply {
+                    index,
+                    op: "test",
+                    path: t.path.as_str().to_string(),
+                    message: format!("the value is not {}", t.value),
+                });
+            }
+            tested.insert(t.path.as_str());
+        }
+    }
+    for (index, op) in ops.iter().enumerate() {
+        if matches!(op, PatchOperation::Test(_)) {
+            continue;
+        }
+        if !tested.contains(op.path().as_str()) && would_lower(doc, op) {
             continue;
         }
         if let Some(parent) = missing_parent(doc, op) {
@@ -190,6 +227,47 @@ mod tests {
             serde_json::to_value(&patch).unwrap(),
             json!([{"op": "add", "path": "/spec/activeDeadlineSeconds", "value": 900}])
         );
+    }
+
+    #[test]
+    fn a_tested_value_is_replaced_even_when_lower_and_a_failed_test_is_an_error() {
+        let tested_ops = |expected: i64| {
+            ops(json!([
+                {"op": "test", "path": "/spec/backoffLimit", "value": expected},
+                {"op": "replace", "path": "/spec/backoffLimit", "value": 2},
+                {"op": "add", "path": "/spec/x", "value": 1}
+            ]))
+        };
+        let obj = json!({"spec": {"backoffLimit": 6}});
+        let (patched, patch) = apply_patches(&obj, &tested_ops(6)).unwrap();
+        assert_eq!(patched, json!({"spec": {"backoffLimit": 2, "x": 1}}));
+        // The test stays with the replace, so that merging findings spares the path again.
+        assert_eq!(
+            serde_json::to_value(&patch).unwrap(),
+            json!([{"op": "test", "path": "/spec/backoffLimit", "value": 6},
+                   {"op": "replace", "path": "/spec/backoffLimit", "value": 2},
+                   {"op": "add", "path": "/spec/x", "value": 1}])
+        );
+        // Not the value the rule judged: an error naming the test, before anything is applied.
+        let err = apply_patches(&obj, &tested_ops(3)).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                MutateError::Apply {
+                    index: 0,
+                    op: "test",
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // Without the test the guard still keeps the larger number.
+        let (patched, _) = apply_patches(
+            &obj,
+            &ops(json!([{"op": "replace", "path": "/spec/backoffLimit", "value": 2}])),
+        )
+        .unwrap();
+        assert_eq!(patched, obj);
     }
 
     #[test]

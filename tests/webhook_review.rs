@@ -347,3 +347,38 @@ fn at_admission_a_reference_outside_the_app_context_is_unknown_not_missing() {
     assert_eq!(response["allowed"], true, "{response}");
     assert!(!response.to_string().contains("SG201"), "{response}");
 }
+
+/// The AdmissionReview a real kube-apiserver sent for `kubectl apply` of the seed Job
+/// (tests/fixtures/live): backoffLimit already defaulted to 6, the client's own copy in the
+/// last-applied-configuration annotation. SG102 replaces the default; a second pass (webhook
+/// reinvocation) changes nothing.
+#[test]
+fn a_defaulted_backoff_limit_is_replaced_when_the_client_declared_none() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/live/admission-review-job-create.json");
+    let body = std::fs::read(&path).unwrap();
+    let mut review: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(review["request"]["object"]["spec"]["backoffLimit"], 6);
+    let state = state(Arc::new(NoContext));
+    let response = answer(&state, Endpoint::Mutate, &body);
+    assert_eq!(response["allowed"], true);
+    let patch = base64::engine::general_purpose::STANDARD
+        .decode(response["patch"].as_str().unwrap())
+        .unwrap();
+    let patch: json_patch::Patch = serde_json::from_slice(&patch).unwrap();
+    json_patch::patch(&mut review["request"]["object"], &patch).unwrap();
+    let spec = &review["request"]["object"]["spec"];
+    assert_eq!(
+        (&spec["activeDeadlineSeconds"], &spec["backoffLimit"]),
+        (&json!(900), &json!(2))
+    );
+    let warnings = response["warnings"].to_string();
+    assert!(warnings.contains("SG102"), "{warnings}");
+
+    let again = answer(
+        &state,
+        Endpoint::Mutate,
+        &serde_json::to_vec(&review).unwrap(),
+    );
+    assert!(again.get("patch").is_none(), "{again}");
+}

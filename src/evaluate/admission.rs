@@ -63,7 +63,11 @@ pub fn build_admission_input(
     options: &EvaluateOptions,
 ) -> Value {
     let options = admission_options(options);
-    finish(rebuilt_input(object, app_context, &options), admission)
+    finish(
+        rebuilt_input(object, app_context, &options),
+        object,
+        admission,
+    )
 }
 
 fn admission_options(options: &EvaluateOptions) -> EvaluateOptions {
@@ -158,12 +162,37 @@ fn unknown_for_missing(mut doc: Value) -> Value {
     doc
 }
 
-/// Adds what the request says: operation, old object, dry run and user.
-fn finish(mut doc: Value, admission: &AdmissionFacts) -> Value {
+/// kubectl's client-side-apply record: the object exactly as the client sent it, before the API
+/// server's defaults. Argo CD applies this way unless `ServerSideApply=true`.
+const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// What the client declared on CREATE, from its last-applied-configuration annotation, when the
+/// annotation holds a JSON object of the same kind and name. At admission the API server has
+/// already filled in its defaults (a Job's `backoffLimit: 6`), so only this copy tells a value the
+/// user chose from one Kubernetes chose (`input.declared`; absent otherwise).
+fn declared(object: &Resource, operation: &str) -> Option<Value> {
+    if operation != "CREATE" {
+        return None;
+    }
+    let raw = object
+        .raw
+        .pointer("/metadata/annotations")?
+        .get(LAST_APPLIED)?
+        .as_str()?;
+    let declared: Value = serde_json::from_str(raw).ok()?;
+    let same = |p: &str| declared.pointer(p) == object.raw.pointer(p);
+    (declared.is_object() && same("/kind") && same("/metadata/name")).then_some(declared)
+}
+
+/// Adds what the request says: operation, old object, declared object, dry run and user.
+fn finish(mut doc: Value, object: &Resource, admission: &AdmissionFacts) -> Value {
     if let Value::Object(map) = &mut doc {
         map.insert("operation".into(), Value::from(admission.operation.clone()));
         if let Some(old) = &admission.old {
             map.insert("old".into(), old.clone());
+        }
+        if let Some(declared) = declared(object, &admission.operation) {
+            map.insert("declared".into(), declared);
         }
         map.insert(
             "context".into(),
@@ -274,7 +303,7 @@ impl PreparedSet {
             Some((doc, _)) => doc,
             None => rebuilt_input(object, &self.objects, &options),
         };
-        finish(doc, admission)
+        finish(doc, object, admission)
     }
 
     /// The fast paths; `None` when neither applies.
@@ -756,6 +785,47 @@ mod tests {
             }
         }
         out
+    }
+
+    /// A Job as kubectl (and Argo CD's client-side apply) creates it: defaulted by the API
+    /// server, with the client's own copy in the last-applied annotation.
+    fn applied_job(declared: &Value) -> Resource {
+        let mut admitted = declared.clone();
+        admitted["spec"]["backoffLimit"] = json!(6);
+        admitted["metadata"]["annotations"][LAST_APPLIED] = json!(declared.to_string());
+        object(admitted)
+    }
+
+    #[test]
+    fn the_declared_object_comes_from_the_last_applied_annotation_on_create() {
+        let declared = json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "migrate", "namespace": "orders",
+                         "annotations": {"argocd.argoproj.io/hook": "PreSync"}},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": []}}}});
+        let job = applied_job(&declared);
+        let doc = build_admission_input(&job, &[], &facts(), &options(Some("orders")));
+        assert_eq!(doc["declared"], declared);
+        assert_eq!(doc["resource"]["spec"]["backoffLimit"], 6);
+
+        // Only on CREATE: an UPDATE's annotation describes the previous apply as well.
+        let update = AdmissionFacts {
+            operation: "UPDATE".into(),
+            ..facts()
+        };
+        let doc = build_admission_input(&job, &[], &update, &options(Some("orders")));
+        assert!(doc.get("declared").is_none());
+
+        // Not JSON, or another object's copy: no declared object.
+        for bad in [
+            "{not json",
+            r#"{"kind": "Job", "metadata": {"name": "other"}}"#,
+            "[1]",
+        ] {
+            let mut raw = job.raw.clone();
+            raw["metadata"]["annotations"][LAST_APPLIED] = json!(bad);
+            let doc = build_admission_input(&object(raw), &[], &facts(), &options(Some("orders")));
+            assert!(doc.get("declared").is_none(), "{bad}");
+        }
     }
 
     #[test]

@@ -8,6 +8,11 @@
 #
 # Jobs that set spec.backoffLimitPerIndex (Indexed Jobs with per-index retries) have chosen their
 # retry policy on purpose and are not reported.
+#
+# At admission the API server has already applied its defaults: a Job without backoffLimit
+# arrives with backoffLimit 6. When the client sent its own copy of the object (input.declared,
+# from kubectl's last-applied-configuration, which Argo CD's client-side apply writes), a 6 that
+# the declared object does not set is Kubernetes' default, not a choice, and is replaced.
 package syncguard.rules.hook_job_backoff_limit
 
 meta := {
@@ -45,18 +50,44 @@ violations contains {"msg": msg, "path": "/spec/backoffLimit"} if {
 	)
 }
 
-# Only `add`, only when the field is absent: an existing value is never touched.
+# `add` when the field is absent, `replace` when the API server put in its default; a value the
+# user chose is never touched.
 patches contains {"op": "add", "path": "/spec/backoffLimit", "value": backoff_limit} if {
 	input.resource.kind == "Job" # cheap first tests, implied by _hook_job below
 	input.sync.is_hook == true
 	_hook_job
-	_backoff_limit_missing
+	_backoff_limit_unset(_spec)
 	_spec_is_object
 }
 
-_backoff_limit_missing if {
-	object.get(_spec, "backoffLimit", null) == null
-	object.get(_spec, "backoffLimitPerIndex", null) == null
+# The `test` states the value being replaced: the patch applies only to the 6 judged here, and
+# may lower it (syncguard's never-lower guard spares tested paths; src/mutate.rs).
+patches contains op if {
+	input.resource.kind == "Job" # cheap first tests, implied by _hook_job below
+	input.sync.is_hook == true
+	_hook_job
+	_backoff_limit_defaulted
+	some op in [
+		{"op": "test", "path": "/spec/backoffLimit", "value": 6},
+		{"op": "replace", "path": "/spec/backoffLimit", "value": backoff_limit},
+	]
+}
+
+_backoff_limit_missing if _backoff_limit_unset(_spec)
+
+_backoff_limit_missing if _backoff_limit_defaulted
+
+_backoff_limit_unset(spec) if {
+	object.get(spec, "backoffLimit", null) == null
+	object.get(spec, "backoffLimitPerIndex", null) == null
+}
+
+# Kubernetes' default (6) in the admitted object, and no backoffLimit in what the client declared.
+_backoff_limit_defaulted if {
+	object.get(_spec, "backoffLimit", null) == 6
+	declared_spec := object.get(object.get(input, "declared", {}), "spec", null)
+	is_object(declared_spec)
+	_backoff_limit_unset(declared_spec)
 }
 
 _hook_job if {
