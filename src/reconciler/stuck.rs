@@ -795,8 +795,9 @@ pub fn diagnose(
             == Some("OnFailure")
         {
             fixes.push(
-                "with restartPolicy: OnFailure a crash-looping pod never fails the Job within \
-                 backoffLimit; prefer Never (SG103)"
+                "with restartPolicy: OnFailure the container restarts in place and the Job only \
+                 fails after backoffLimit restarts, with the kubelet's back-off growing to 5 min \
+                 between them, and takes the pod's logs with it; prefer Never (SG103)"
                     .to_string(),
             );
         }
