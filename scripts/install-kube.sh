@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kubectl and etcd from the Go module proxy into .tools/bin (git-ignored),
-# for the end-to-end tests in tests/e2e/ (a real API server calling `syncguard serve`).
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl and etcd from the Go
+# module proxy into .tools/bin (git-ignored), for the end-to-end tests in tests/e2e/ (a real API
+# server calling `syncguard serve`; the controller-manager and scheduler make Jobs, Deployments,
+# garbage collection and namespace deletion really happen under the real Argo CD controller).
 #
 # k8s.io/kubernetes cannot be `go install`ed: its go.mod requires its ~30 staging modules
 # (k8s.io/api, k8s.io/apiserver, ...) at v0.0.0 and replaces them with ./staging/... paths that
@@ -29,6 +31,8 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN_DIR="$ROOT/.tools/bin"
 BUILD_DIR="$ROOT/.tools/kube-build"
 STAMP="$BIN_DIR/.kube-tools.stamp"
+# The commands of k8s.io/kubernetes built here (etcd comes from its own module).
+KUBE_CMDS=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
 
 die() {
     echo "install-kube: $*" >&2
@@ -43,7 +47,9 @@ STAGING_VERSION="v0.${BASH_REMATCH[1]}.${BASH_REMATCH[2]}"
 # The stamp records what was built; the binaries are also asked, so a stamp left next to a
 # half-copied or foreign binary does not count.
 installed_ok() {
-    [[ -f "$STAMP" && -x "$BIN_DIR/kube-apiserver" && -x "$BIN_DIR/kubectl" && -x "$BIN_DIR/etcd" ]] || return 1
+    local b
+    [[ -f "$STAMP" ]] || return 1
+    for b in "${KUBE_CMDS[@]}" etcd; do [[ -x "$BIN_DIR/$b" ]] || return 1; done
     local want_kube want_etcd
     want_kube="$(sed -n 's/^kubernetes=//p' "$STAMP")"
     want_etcd="$(sed -n 's/^etcd=//p' "$STAMP")"
@@ -52,8 +58,10 @@ installed_ok() {
     # Outputs are captured before matching: `cmd | grep -q` can kill cmd with SIGPIPE, which
     # pipefail turns into a failure.
     local out
-    out="$("$BIN_DIR/kube-apiserver" --version 2>/dev/null)" || return 1
-    [[ "$out" == "Kubernetes $KUBE_VERSION" ]] || return 1
+    for b in kube-apiserver kube-controller-manager kube-scheduler; do
+        out="$("$BIN_DIR/$b" --version 2>/dev/null)" || return 1
+        [[ "$out" == "Kubernetes $KUBE_VERSION" ]] || return 1
+    done
     out="$("$BIN_DIR/kubectl" version --client 2>/dev/null)" || return 1
     [[ $'\n'"$out"$'\n' == *$'\n'"Client Version: $KUBE_VERSION"$'\n'* ]] || return 1
     out="$("$BIN_DIR/etcd" --version 2>/dev/null)" || return 1
@@ -61,7 +69,7 @@ installed_ok() {
 }
 
 if installed_ok; then
-    echo "kube-apiserver, kubectl $KUBE_VERSION and etcd $(sed -n 's/^etcd=//p' "$STAMP") already installed in $BIN_DIR"
+    echo "${KUBE_CMDS[*]} $KUBE_VERSION and etcd $(sed -n 's/^etcd=//p' "$STAMP") already installed in $BIN_DIR"
     exit 0
 fi
 
@@ -139,23 +147,25 @@ done
 out="$BUILD_DIR/out"
 rm -rf "$out"
 mkdir -p "$out"
-echo "install-kube: building kube-apiserver, kubectl ($KUBE_VERSION) and etcd ($ETCD_VERSION); several minutes on a cold cache ..."
+echo "install-kube: building ${KUBE_CMDS[*]} ($KUBE_VERSION) and etcd ($ETCD_VERSION); several minutes on a cold cache ..."
+pkgs=()
+for b in "${KUBE_CMDS[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
 # -buildvcs=false: the wrapper module sits inside this git checkout, whose state is not theirs.
 if ! CGO_ENABLED=0 GOFLAGS="-mod=mod -trimpath -buildvcs=false" go build -ldflags="$ldflags" -o "$out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl go.etcd.io/etcd/server/v3; then
+    "${pkgs[@]}" go.etcd.io/etcd/server/v3; then
     EXIT_CODE=1 die "go build failed (module proxy unreachable, or $KUBE_VERSION/$STAGING_VERSION not served?); wrapper module in $BUILD_DIR"
 fi
 
 # go names the etcd main package after its path (".../server/v3" -> "server").
 mv "$out/server" "$out/etcd"
-for b in kube-apiserver kubectl etcd; do
+for b in "${KUBE_CMDS[@]}" etcd; do
     mv -f "$out/$b" "$BIN_DIR/$b"
 done
 printf 'kubernetes=%s\netcd=%s\ngo=%s\n' "$KUBE_VERSION" "$ETCD_VERSION" "$(go env GOVERSION)" >"$STAMP"
 
 if ! installed_ok; then
-    for b in kube-apiserver etcd; do "$BIN_DIR/$b" --version 2>&1 | sed "s/^/  $b: /" >&2 || true; done
+    for b in kube-apiserver kube-controller-manager kube-scheduler etcd; do "$BIN_DIR/$b" --version 2>&1 | sed "s/^/  $b: /" >&2 || true; done
     "$BIN_DIR/kubectl" version --client 2>&1 | sed 's/^/  kubectl: /' >&2 || true
     die "the built binaries do not report kubernetes $KUBE_VERSION / etcd $ETCD_VERSION (above)"
 fi
-echo "install-kube: kube-apiserver, kubectl $KUBE_VERSION and etcd $ETCD_VERSION installed in $BIN_DIR ($((SECONDS - started)) s)"
+echo "install-kube: ${KUBE_CMDS[*]} $KUBE_VERSION and etcd $ETCD_VERSION installed in $BIN_DIR ($((SECONDS - started)) s)"

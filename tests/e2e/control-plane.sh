@@ -27,6 +27,9 @@ ETCD="${ETCD:-$CP_ROOT/.tools/bin/etcd}"
 # 2-core machine takes 10-20 s; the margin is for noisy neighbours).
 CP_START_TIMEOUT="${CP_START_TIMEOUT:-120}"
 
+# Extra kube-apiserver flags: set the array CP_APISERVER_EXTRA_ARGS before cp_start (the Argo CD
+# stack adds its audit log that way).
+
 CP_DIR=""
 CP_ETCD_PID=""
 CP_APISERVER_PID=""
@@ -158,6 +161,7 @@ cp_start() {
         --endpoint-reconciler-type none \
         --allow-privileged=true --profiling=false \
         --cert-dir "$CP_DIR/apiserver-certs" \
+        ${CP_APISERVER_EXTRA_ARGS[@]+"${CP_APISERVER_EXTRA_ARGS[@]}"} \
         >"$CP_DIR/logs/kube-apiserver.log" 2>&1 &
     CP_APISERVER_PID=$!
     echo "$CP_APISERVER_PID" >"$CP_DIR/kube-apiserver.pid"
@@ -192,6 +196,43 @@ EOF
         return 1
     fi
     cp_log "kube-apiserver $("$KUBE_APISERVER" --version | awk '{print $2}') ready at $CP_APISERVER_URL in $((SECONDS - started)) s (etcd at 127.0.0.1:$etcd_port)"
+}
+
+# cp_kubeconfig NAME CN [GROUP]: a client certificate for identity CN (in GROUP, if given) signed
+# by the control plane's CA, and a kubeconfig for it at DIR/kubeconfig-NAME (its path is printed).
+# Each component of a bigger stack (controller-manager, Argo CD, ...) gets its own user, so the
+# audit log and admission reviews say who did what.
+cp_kubeconfig() {
+    local name="$1" cn="$2" group="${3:-}" pki="$CP_DIR/pki" subj
+    subj="/CN=$cn"
+    [[ -z "$group" ]] || subj="/O=$group$subj"
+    (
+        cd "$pki"
+        openssl req -newkey rsa:2048 -nodes -sha256 -subj "$subj" -keyout "$name.key" -out "$name.csr"
+        printf 'extendedKeyUsage=clientAuth\n' >"$name.ext"
+        openssl x509 -req -in "$name.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -days 2 \
+            -sha256 -extfile "$name.ext" -out "$name.crt"
+    ) >>"$pki/openssl.log" 2>&1 || { cat "$pki/openssl.log" >&2; cp_log "FAILED: client certificate for $cn"; return 1; }
+    local file="$CP_DIR/kubeconfig-$name"
+    cat >"$file" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: e2e
+    cluster:
+      server: $CP_APISERVER_URL
+      certificate-authority: $pki/ca.crt
+users:
+  - name: $name
+    user:
+      client-certificate: $pki/$name.crt
+      client-key: $pki/$name.key
+contexts:
+  - name: e2e
+    context: {cluster: e2e, user: $name}
+current-context: e2e
+EOF
+    echo "$file"
 }
 
 # Applies YAML files of CustomResourceDefinitions and waits until each is Established.

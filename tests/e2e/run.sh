@@ -17,6 +17,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 E2E_DIR="$ROOT/tests/e2e"
 # shellcheck source-path=SCRIPTDIR source=control-plane.sh
 source "$E2E_DIR/control-plane.sh"
+# shellcheck source-path=SCRIPTDIR source=argocd-stack.sh
+source "$E2E_DIR/argocd-stack.sh"
+# shellcheck source-path=SCRIPTDIR source=argocd-scenarios.sh
+source "$E2E_DIR/argocd-scenarios.sh"
 
 SCENARIOS=(
     crds_established
@@ -33,6 +37,21 @@ SCENARIOS=(
     cluster_context_sg201
     reconciler_leader_handover
 )
+# Scenarios against the real Argo CD (argocd-scenarios.sh). They run after the others, on a
+# second control plane with kube-controller-manager, kube-scheduler, kwok and Argo CD v3.2.11
+# (argocd-stack.sh). E2E_ARGOCD=0 leaves them out (what .ci/run does when
+# scripts/install-argocd.sh cannot build Argo CD on a machine).
+ARGOCD_SCENARIOS=(
+    argocd_seed_stuck
+    argocd_seed_mutate
+    argocd_seed_cluster_deny
+    argocd_reconcile_stuck
+    argocd_no_drift
+    argocd_chart
+)
+if [[ "${E2E_ARGOCD:-1}" != 0 ]]; then
+    SCENARIOS+=("${ARGOCD_SCENARIOS[@]}")
+fi
 
 if [[ "${1:-}" == "--list" ]]; then
     printf '%s\n' "${SCENARIOS[@]}"
@@ -44,6 +63,7 @@ if (($# > 0)); then
     done
     SCENARIOS=("$@")
 fi
+is_argocd_scenario() { [[ "$1" == argocd_* ]]; }
 
 for tool in curl jq openssl base64; do
     command -v "$tool" >/dev/null 2>&1 || { echo "e2e: '$tool' is required (apt-get install $tool)" >&2; exit 2; }
@@ -75,6 +95,7 @@ cleanup() {
     if [[ -f "$WORK/extra.pids" ]]; then
         while read -r pid; do cp_stop_pid "$pid" webhook-recorder; done <"$WORK/extra.pids"
     fi
+    as_stop
     cp_stop
     if ((rc != 0 || ${#FAILED[@]} > 0)) || [[ -n "${E2E_KEEP:-}" ]]; then
         echo "e2e: work directory kept: $WORK (logs in $LOGS and $WORK/cp/logs)" >&2
@@ -170,11 +191,20 @@ webhook_rules() {
 EOF
 }
 
-# register_webhooks Ignore|Fail: (re)applies both configurations. Namespace e2e-unwatched is
-# excluded, so a scenario can compare what the API server stores with and without syncguard.
+# register_webhooks Ignore|Fail [NAMESPACE...]: (re)applies both configurations. Without
+# namespaces every namespace but e2e-unwatched (and kube-system) is watched, so a scenario can
+# compare what the API server stores with and without syncguard; with them, only those (the Argo
+# CD scenarios: each registers syncguard for its own namespaces).
 register_webhooks() {
     local policy="$1" ca
+    shift
     ca="$(base64 -w0 <"$SG_CERTS/ca.crt")"
+    local selector="{key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, e2e-unwatched]}"
+    local probe_ns=default
+    if (($# > 0)); then
+        selector="{key: kubernetes.io/metadata.name, operator: In, values: [$(IFS=,; echo "$*")]}"
+        probe_ns="$1"
+    fi
     local common
     common="    admissionReviewVersions: [v1]
     sideEffects: None
@@ -183,7 +213,7 @@ register_webhooks() {
     matchPolicy: Equivalent
     namespaceSelector:
       matchExpressions:
-        - {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, e2e-unwatched]}"
+        - $selector"
     k apply -f - >/dev/null <<EOF
 apiVersion: admissionregistration.k8s.io/v1
 kind: MutatingWebhookConfiguration
@@ -215,12 +245,12 @@ EOF
     # stored). With syncguard down there is nothing to probe; the caller checks what it needs.
     sg_running || return 0
     local deadline=$((SECONDS + 30)) out=""
-    until out="$(k apply --dry-run=server -f - 2>&1 <<'EOF'
+    until out="$(k apply --dry-run=server -f - 2>&1 <<EOF
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: e2e-webhook-probe
-  namespace: default
+  namespace: $probe_ns
   annotations: {argocd.argoproj.io/sync-wave: "probe"}
 EOF
 )"; [[ "$out" == *"SG107"* ]]; do
@@ -346,14 +376,13 @@ scenario_seed_incident() {
     assert_contains "kubectl warnings" "$err" "Warning: SG103"
     assert_eq "stored spec.activeDeadlineSeconds" "$want_deadline" \
         "$(k get job db-migrate -n orders -o jsonpath='{.spec.activeDeadlineSeconds}')"
-    # SG102 cannot act at admission: the API server applies its defaults (Job backoffLimit: 6)
-    # while decoding the request, before any admission webhook sees the object, so the webhook
-    # never meets a Job without backoffLimit. `syncguard check` (above) reports SG102 on the
-    # manifest; the cluster stores Kubernetes' default. This pins today's behaviour: if
-    # syncguard learns to act on it (e.g. from kubectl's last-applied-configuration or the
-    # request's managedFields), expect want_backoff here instead.
-    assert_not_contains "kubectl warnings" "$err" "SG102"
-    assert_eq "stored spec.backoffLimit (Kubernetes' default, set before admission; policy wants $want_backoff)" 6 \
+    # SG102 at admission: the API server applies its defaults (Job backoffLimit: 6) while
+    # decoding the request, before any webhook, so the webhook never meets a Job without
+    # backoffLimit. kubectl's client-side apply (Argo CD's default too) sends its own copy in the
+    # last-applied-configuration annotation; it has no backoffLimit, so the 6 is Kubernetes'
+    # default and SG102 replaces it.
+    assert_contains "kubectl warnings" "$err" "Warning: SG102"
+    assert_eq "stored spec.backoffLimit (SG102 replaced the API server's default 6)" "$want_backoff" \
         "$(k get job db-migrate -n orders -o jsonpath='{.spec.backoffLimit}')"
     assert_eq "stored restartPolicy (warned, not changed)" OnFailure \
         "$(k get job db-migrate -n orders -o jsonpath='{.spec.template.spec.restartPolicy}')"
@@ -456,7 +485,7 @@ scenario_dry_run() {
     assert_eq "dry-run apply of the seed Job exit code" 0 "$rc"
     assert_contains "dry-run warnings" "$err" "Warning: SG101"
     assert_eq "dry-run activeDeadlineSeconds" 900 "$(jq -r '.spec.activeDeadlineSeconds' <<<"$out")"
-    assert_eq "dry-run backoffLimit (defaulted before admission, see seed_incident)" 6 "$(jq -r '.spec.backoffLimit' <<<"$out")"
+    assert_eq "dry-run backoffLimit (the API server's default replaced, see seed_incident)" 2 "$(jq -r '.spec.backoffLimit' <<<"$out")"
     expect_absent job db-migrate e2e-dry
     local n
     n="$(sg_requests mutate CREATE Job patched)"
@@ -797,6 +826,18 @@ scenario_cleanup() {
         cp_stop_pid "$(cat "$f")" "syncguard reconcile"
         rm -f "$f"
     done
+    if [[ "$STACK" == argocd ]]; then
+        # On the Argo CD stack a scenario registers syncguard for its own namespaces only; the
+        # next one starts without webhooks, and with the plain webhook process.
+        k delete mutatingwebhookconfiguration syncguard --ignore-not-found >/dev/null
+        k delete validatingwebhookconfiguration syncguard --ignore-not-found >/dev/null
+        if [[ -f "$WORK/sg-cluster-mode" ]]; then
+            rm -f "$WORK/sg-cluster-mode"
+            sg_stop
+            sg_start && log "webhook restarted plain"
+        fi
+        return 0
+    fi
     if [[ -f "$WORK/sg-cluster-mode" ]]; then
         rm -f "$WORK/sg-cluster-mode"
         sg_stop
@@ -944,11 +985,11 @@ scenario_reconciler_audit_policyreport() {
     assert_eq "syncguard check on examples/seed-incident (deny;mutate;warn)" "SG201;SG101,SG102;SG103,SG203" \
         "$(check_rules "$dir" deny);$(check_rules "$dir" mutate);$(check_rules "$dir" warn)"
     # ... and what the audit must find in the cluster: the objects as admitted (the webhook
-    # added activeDeadlineSeconds, SG101; the API server defaulted backoffLimit, SG102) and the
+    # added activeDeadlineSeconds, SG101, and replaced the defaulted backoffLimit, SG102) and the
     # ExternalSecret only as the Application's stand-in (its CRD is not installed, so there is
     # nothing live to judge: no SG203).
     stuck_sync_apply
-    assert_eq "stored activeDeadlineSeconds backoffLimit" "900 6" \
+    assert_eq "stored activeDeadlineSeconds backoffLimit" "900 2" \
         "$(k get job db-migrate -n orders -o jsonpath='{.spec.activeDeadlineSeconds} {.spec.backoffLimit}')"
     rec_start audit --no-leader-election --audit-interval 2s
     wait_for "PolicyReport orders/syncguard" 20 orders_report_results_are 2
@@ -1111,8 +1152,50 @@ run_scenario() {
         FAILED+=("$name")
         printf 'FAIL %s (%ss)\n' "$name" "$((SECONDS - started))"
         cp_tail "$LOGS/syncguard.log" 15
-        cp_tail "$CP_DIR/logs/kube-apiserver.log" 15
+        if [[ "$STACK" == argocd ]]; then
+            cp_tail "$AS_DIR/logs/argocd-application-controller.log" 25
+        else
+            cp_tail "$CP_DIR/logs/kube-apiserver.log" 15
+        fi
     fi
+}
+
+# Which control plane is up: bare (etcd + kube-apiserver, for the admission and reconciler
+# scenarios) or argocd (the same plus the controllers, kwok and Argo CD).
+STACK=""
+
+start_syncguard_webhook() {
+    [[ -f "$SG_CERTS/ca.crt" ]] || "$SYNCGUARD" certs --out "$SG_CERTS" --dns 127.0.0.1 --dns localhost >"$LOGS/certs.log" 2>&1 \
+        || { cat "$LOGS/certs.log" >&2; return 1; }
+    [[ -n "$SG_PORT" ]] || { SG_PORT="$(cp_free_port)" && SG_PROBE_PORT="$(cp_free_port)"; } || return 1
+    sg_start || return 1
+}
+
+setup_bare() {
+    echo "==> starting etcd and kube-apiserver"
+    cp_start "$WORK/cp" || return 1
+    cp_apply_crds "$E2E_DIR"/crds/*.yaml || return 1
+    echo "==> starting syncguard serve"
+    start_syncguard_webhook || return 1
+    register_webhooks Ignore || return 1
+    echo "    webhook https://127.0.0.1:$SG_PORT (probes http://127.0.0.1:$SG_PROBE_PORT), kubeconfig $KUBECONFIG"
+    STACK=bare
+}
+
+# The Argo CD stack on a fresh control plane (with an audit log of every write). syncguard's
+# webhook runs, but no configuration registers it until a scenario does.
+setup_argocd() {
+    sg_stop
+    cp_stop
+    echo "==> starting the Argo CD stack: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok, redis, Argo CD $ARGOCD_VERSION"
+    local t0=$SECONDS
+    as_audit_args "$WORK/audit"
+    cp_start "$WORK/cp-argocd" || return 1
+    as_start "$WORK/argocd" || return 1
+    cp_apply_crds "$E2E_DIR/argocd/externalsecret-crd.yaml" "$E2E_DIR/crds/policyreport.yaml" || return 1
+    start_syncguard_webhook || return 1
+    echo "    stack up in $((SECONDS - t0)) s; kubeconfig $KUBECONFIG; webhook https://127.0.0.1:$SG_PORT (not registered)"
+    STACK=argocd
 }
 
 setup() {
@@ -1120,16 +1203,9 @@ setup() {
     echo "==> building syncguard"
     build_syncguard || return 1
     echo "    $SYNCGUARD"
-    echo "==> starting etcd and kube-apiserver"
-    cp_start "$WORK/cp" || return 1
-    cp_apply_crds "$E2E_DIR"/crds/*.yaml || return 1
-    echo "==> starting syncguard serve"
-    "$SYNCGUARD" certs --out "$SG_CERTS" --dns 127.0.0.1 --dns localhost >"$LOGS/certs.log" 2>&1 \
-        || { cat "$LOGS/certs.log" >&2; return 1; }
-    SG_PORT="$(cp_free_port)" && SG_PROBE_PORT="$(cp_free_port)" || return 1
-    sg_start || return 1
-    register_webhooks Ignore || return 1
-    echo "    webhook https://127.0.0.1:$SG_PORT (probes http://127.0.0.1:$SG_PROBE_PORT), kubeconfig $KUBECONFIG"
+    if ! is_argocd_scenario "${SCENARIOS[0]}"; then
+        setup_bare || return 1
+    fi
 }
 
 if ! setup; then
@@ -1140,9 +1216,28 @@ if ! setup; then
     exit 1
 fi
 
+ARGOCD_STARTED=""
 for s in "${SCENARIOS[@]}"; do
+    if is_argocd_scenario "$s" && [[ "$STACK" != argocd ]]; then
+        ARGOCD_STARTED=$SECONDS
+        if ! setup_argocd; then
+            echo "FAIL setup of the Argo CD stack (logs in $WORK)"
+            FAILED+=(argocd-setup)
+            break
+        fi
+    elif ! is_argocd_scenario "$s" && [[ "$STACK" != bare ]]; then
+        echo "e2e: scenario $s needs the bare control plane; list Argo CD scenarios last" >&2
+        FAILED+=("$s")
+        continue
+    fi
     run_scenario "$s"
 done
+if [[ "$STACK" == argocd ]]; then
+    echo
+    echo "Argo CD scenarios: $((SECONDS - ARGOCD_STARTED)) s including the stack's start"
+    echo "peak RSS (VmHWM) of the stack:"
+    as_rss | awk '{ printf "    %-32s %6.0f MiB\n", $1, $2 / 1024; total += $2 } END { printf "    %-32s %6.0f MiB\n", "total", total / 1024 }'
+fi
 
 echo
 echo "e2e wall time: $((SECONDS - RUN_STARTED)) s"

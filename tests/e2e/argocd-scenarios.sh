@@ -1,0 +1,388 @@
+# Scenarios against the real Argo CD controller (sourced by tests/e2e/run.sh; see
+# tests/e2e/README.md, "The real Argo CD"). They run on the second control plane that run.sh
+# starts for them: kube-apiserver + kube-controller-manager + kube-scheduler + kwok + Argo CD
+# v3.2.11 (tests/e2e/argocd-stack.sh). Each scenario commits its manifests to the local git
+# repository under its own path, syncs them into its own namespace, and asserts on the
+# Application's status and on the API objects. syncguard's webhooks are registered per scenario,
+# for that scenario's namespaces only, so a scenario "without syncguard" really is without it.
+
+ARGO_NS=argocd
+MANIFESTS_PY="$E2E_DIR/argocd/manifests.py"
+
+app_json() { k get applications.argoproj.io "$1" -n "$ARGO_NS" -o json; }
+
+# The state worth printing when an Application does not do what a scenario waits for.
+app_summary() {
+    app_json "$1" 2>/dev/null | jq '{sync: .status.sync.status, health: .status.health.status,
+        conditions: .status.conditions,
+        operationState: (.status.operationState // {} | {phase, message, startedAt, finishedAt,
+            resources: [.syncResult.resources[]? | {kind, name, hookType, hookPhase, status, syncPhase, message}]})}' 2>/dev/null ||
+        echo "(Application $1 not found)"
+}
+
+# app_wait NAME TIMEOUT WHAT JQ: polls the Application until the jq expression is true; on
+# timeout fails naming WHAT and printing the Application's operationState.
+app_wait() {
+    local name="$1" timeout="$2" what="$3" expr="$4"
+    local deadline=$((SECONDS + timeout))
+    until app_json "$name" 2>/dev/null | jq -e "$expr" >/dev/null 2>&1; do
+        if ((SECONDS >= deadline)); then
+            printf '  Application %s after %ss:\n' "$name" "$timeout" >&2
+            app_summary "$name" | sed 's/^/    /' >&2
+            fail "timed out after ${timeout}s waiting for Application $name: $what"
+        fi
+        sleep 0.5
+    done
+    log "ok: Application $name: $what"
+}
+
+# app_hold NAME SECONDS WHAT JQ: the jq expression stays true for SECONDS (polled); fails at the
+# first poll where it does not. For "nothing happens" claims, which need a window.
+app_hold() {
+    local name="$1" seconds="$2" what="$3" expr="$4"
+    local until_t=$((SECONDS + seconds))
+    while ((SECONDS < until_t)); do
+        if ! app_json "$name" | jq -e "$expr" >/dev/null 2>&1; then
+            app_summary "$name" | sed 's/^/    /' >&2
+            fail "Application $name: expected $what to hold for ${seconds}s"
+        fi
+        sleep 1
+    done
+    log "ok: Application $name: $what for ${seconds}s"
+}
+
+# app_create NAME PATH DEST_NS auto|manual [SYNC_OPTION...]: an Application in namespace argocd
+# syncing PATH of the e2e git repository into DEST_NS. APP_RETRY (YAML flow mapping), when set,
+# becomes spec.syncPolicy.retry. Without it an automated sync is retried 5 times by Argo CD
+# (v3.2.11 gives every automated operation `retry: {limit: 5}`, backoff 5 s x2 capped at 3 min).
+app_create() {
+    local name="$1" path="$2" dest="$3" mode="$4"
+    shift 4
+    local opts="[CreateNamespace=true"
+    local o
+    for o in "$@"; do opts+=", $o"; done
+    opts+="]"
+    local automated=""
+    [[ "$mode" == auto ]] && automated="automated: {prune: true, selfHeal: true}"
+    k apply -f - >/dev/null <<EOF
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: $name, namespace: $ARGO_NS}
+spec:
+  project: default
+  source: {repoURL: "$(as_git_url)", path: $path, targetRevision: HEAD}
+  destination: {server: https://kubernetes.default.svc, namespace: $dest}
+  syncPolicy:
+    $automated
+    ${APP_RETRY:+retry: $APP_RETRY}
+    syncOptions: $opts
+EOF
+}
+
+# app_sync NAME [SYNC_OPTION...]: asks for a sync the way argocd-server does, by writing
+# .operation (the Application's own syncOptions are not copied into it: pass them here).
+app_sync() {
+    local name="$1"
+    shift
+    local opts
+    opts="$(printf '%s\n' CreateNamespace=true "$@" | jq -R . | jq -sc .)"
+    k patch applications.argoproj.io "$name" -n "$ARGO_NS" --type merge \
+        -p "{\"operation\": {\"initiatedBy\": {\"username\": \"e2e\"}, \"sync\": {\"syncOptions\": $opts}}}" >/dev/null
+}
+
+# app_hard_refresh NAME: asks Argo CD for a hard refresh (manifests regenerated, cluster
+# compared) and waits until the controller has done it (it removes the annotation).
+app_hard_refresh() {
+    k annotate applications.argoproj.io "$1" -n "$ARGO_NS" argocd.argoproj.io/refresh=hard --overwrite >/dev/null
+    app_wait "$1" 60 "hard refresh done" '(.metadata.annotations // {})["argocd.argoproj.io/refresh"] == null'
+}
+
+# publish_seed NS [OUTCOME [CRASH_EVERY]]: examples/seed-incident with namespace orders renamed
+# to NS, committed to the repository at path NS; the migration Job's pod asks kwok for OUTCOME
+# (crashloop, hang, fail; none: the pod succeeds).
+publish_seed() {
+    local dest="$1" outcome="${2:-}" every="${3:-10s}" out="$WORK/manifests/$1"
+    local args=(--namespace "orders=$dest" -o "$out")
+    if [[ -n "$outcome" ]]; then
+        args+=(--pod-label "Job/db-migrate=e2e.syncguard.dev/outcome=$outcome")
+        args+=(--pod-annotation "Job/db-migrate=e2e.syncguard.dev/crash-every=$every")
+    fi
+    python3 "$MANIFESTS_PY" "${args[@]}" "$ROOT"/examples/seed-incident/*.yaml || fail "manifests.py failed"
+    as_git_publish "$dest" "$out"/*.yaml >/dev/null || fail "git publish of $dest failed"
+}
+
+# The Job's pods' first container state, e.g. "waiting:CrashLoopBackOff restarts=2".
+job_pod_state() {
+    k get pods -n "$1" -l "job-name=$2" -o json |
+        jq -r '.items[0].status.containerStatuses[0] // empty |
+            ((.state | keys[0]) + ":" + (.state[.state | keys[0]].reason // "") + " restarts=" + (.restartCount | tostring))'
+}
+job_pod_state_matches() { [[ "$(job_pod_state "$1" "$2")" == $3 ]]; }
+
+# log_count_above FILE PATTERN N: FILE has more than N lines with PATTERN (fixed string).
+log_count_above() { (($(grep -cF "$2" "$1" || true) > $3)); }
+
+# Registers syncguard's webhooks for these namespaces only (a scenario's own).
+register_for() { register_webhooks Ignore "$@"; }
+
+# Restarts the webhook with extra `serve` arguments; scenario_cleanup restores the plain one.
+sg_restart_with() {
+    touch "$WORK/sg-cluster-mode"
+    sg_stop
+    sg_start "$@"
+}
+
+# The seed incident's hook never finishes: what Argo CD v3.2.11 does with it, no syncguard.
+scenario_argocd_seed_stuck() {
+    local ns=seed-plain
+    publish_seed "$ns" crashloop 20s
+    app_create "$ns" "$ns" "$ns" auto
+    app_wait "$ns" 120 "operation Running, waiting for the PreSync hook" \
+        '.status.operationState.phase == "Running" and
+         (.status.operationState.message | test("waiting for completion of hook batch/Job/db-migrate"))'
+    wait_for "the migration pod to crash-loop" 60 job_pod_state_matches "$ns" db-migrate 'waiting:CrashLoopBackOff restarts=*'
+    log "pod: $(job_pod_state "$ns" db-migrate)"
+    # Nothing of the Sync phase may appear while the hook crash-loops.
+    app_hold "$ns" 30 "operation still Running on the PreSync hook" \
+        '.status.operationState.phase == "Running" and
+         (.status.operationState.message | test("waiting for completion of hook batch/Job/db-migrate"))'
+    local entry
+    entry="$(app_json "$ns" | jq -c '.status.operationState.syncResult.resources[] | select(.kind == "Job" and .name == "db-migrate") | {hookType, hookPhase, syncPhase}')"
+    assert_eq "syncResult entry of the hook" '{"hookType":"PreSync","hookPhase":"Running","syncPhase":"PreSync"}' "$entry"
+    local restarts
+    restarts="$(k get pods -n "$ns" -l job-name=db-migrate -o jsonpath='{.items[0].status.containerStatuses[0].restartCount}')"
+    ((restarts >= 2)) || fail "expected the crash loop to have restarted the container at least twice, got $restarts"
+    log "ok: restartCount $restarts and growing; Job still active: $(k get job db-migrate -n "$ns" -o jsonpath='{.status.active}')"
+    expect_absent externalsecrets.external-secrets.io db-credentials "$ns"
+    expect_absent configmap orders-config "$ns"
+    expect_absent deployment orders "$ns"
+    expect_absent service orders "$ns"
+
+    # What does end it without syncguard: with restartPolicy OnFailure the job controller counts
+    # the container's restarts against backoffLimit (6, the API server's default). A real kubelet
+    # spaces them 10 s, 20 s, 40 s ... up to 5 min (about 10 min for 6); here the crash loop is
+    # sped up to one restart a second.
+    local pod
+    pod="$(k get pods -n "$ns" -l job-name=db-migrate -o jsonpath='{.items[0].metadata.name}')"
+    k annotate pod "$pod" -n "$ns" e2e.syncguard.dev/crash-every=1s --overwrite >/dev/null
+    wait_for "the job controller to fail the Job after backoffLimit restarts" 90 job_failed_with "$ns" db-migrate BackoffLimitExceeded
+    # Argo CD sees the failed hook at once, but an automated sync is retried (5 times by
+    # default): the operation is never stored as Failed before the last retry; it stays Running
+    # with "... completed unsuccessfully. Retrying attempt #1 at ...", and the retry runs the
+    # PreSync hook again from a new Job (BeforeHookCreation deletes the failed one).
+    app_wait "$ns" 60 "the hook Failed and the automated sync retrying" \
+        '.status.operationState.phase == "Running" and
+         (.status.operationState.message | test("completed unsuccessfully. Retrying attempt #1")) and
+         ([.status.operationState.syncResult.resources[] | select(.name == "db-migrate" and .hookPhase == "Failed")] | length == 1)'
+    log "operation message: $(app_json "$ns" | jq -r '.status.operationState.message')"
+    log "hook entry: $(app_json "$ns" | jq -c '.status.operationState.syncResult.resources[] | select(.name == "db-migrate") | {hookPhase, message}')"
+    expect_absent deployment orders "$ns"
+    app_stop "$ns"
+}
+
+# job_failed_with NS NAME REASON: the Job has condition Failed=True with that reason.
+job_failed_with() {
+    [[ "$(k get job "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="Failed")].reason}' 2>/dev/null)" == "$3" ]]
+}
+
+# Ends an Application's story without touching what it made: terminate a running operation and
+# delete the Application (no finalizer, so nothing is cascaded).
+app_stop() {
+    k patch applications.argoproj.io "$1" -n "$ARGO_NS" --type merge -p '{"status": {"operationState": {"phase": "Terminating"}}}' >/dev/null 2>&1 || true
+    k delete applications.argoproj.io "$1" -n "$ARGO_NS" --wait=false >/dev/null 2>&1 || true
+}
+
+# A policy directory whose config sets a short hook deadline (the built-in rules otherwise).
+short_deadline_policies() {
+    local dir="$WORK/policies-short"
+    rm -rf "$dir"
+    cp -R "$ROOT/policies" "$dir"
+    sed -i 's/^  hook_job_active_deadline_seconds: .*/  hook_job_active_deadline_seconds: 20/' "$dir/config.yaml"
+    grep -q '^  hook_job_active_deadline_seconds: 20$' "$dir/config.yaml" || fail "could not set the deadline in $dir/config.yaml"
+    echo "$dir"
+}
+
+# The same incident with the mutating webhook: the hook Job is bounded, the sync fails naming it.
+scenario_argocd_seed_mutate() {
+    local ns=seed-mutate policies
+    policies="$(short_deadline_policies)"
+    sg_restart_with --policies "$policies"
+    ns "$ns"
+    register_for "$ns"
+    publish_seed "$ns" crashloop 20s
+    # One retry, 2 s later, instead of Argo CD's default five (10 s ... 160 s apart): the same
+    # story, shorter. The retry runs the hook again and it fails at its deadline again.
+    APP_RETRY='{limit: 1, backoff: {duration: 2s}}' app_create "$ns" "$ns" "$ns" auto
+    wait_for "hook Job $ns/db-migrate" 90 k get job db-migrate -n "$ns" -o name
+    assert_eq "hook Job activeDeadlineSeconds (SG101's patch, policies/config.yaml)" 20 \
+        "$(k get job db-migrate -n "$ns" -o jsonpath='{.spec.activeDeadlineSeconds}')"
+    log "hook Job backoffLimit: $(k get job db-migrate -n "$ns" -o jsonpath='{.spec.backoffLimit}')"
+    assert_eq "hook Job backoffLimit (SG102's patch)" 2 "$(k get job db-migrate -n "$ns" -o jsonpath='{.spec.backoffLimit}')"
+    wait_for "the job controller to fail the hook Job at its deadline" 60 job_failed_with "$ns" db-migrate DeadlineExceeded
+    log "ok: the job controller failed the Job at activeDeadlineSeconds (DeadlineExceeded)"
+    # The retry (v3.2.11, seen on every run): attempt 1 deletes the failed hook Job
+    # (BeforeHookCreation) and ends Failed again on the previous result without running the hook;
+    # a second retry would create it anew.
+    app_wait "$ns" 150 "operation Failed after its retry, the hook Failed at its deadline" \
+        '.status.operationState.phase == "Failed" and
+         (.status.operationState.message | test("retried 1 times")) and
+         ([.status.operationState.syncResult.resources[] | select(.kind == "Job" and .name == "db-migrate" and .hookPhase == "Failed")] | length == 1)'
+    local msg hook
+    msg="$(app_json "$ns" | jq -r '.status.operationState.message')"
+    hook="$(app_json "$ns" | jq -r '.status.operationState.syncResult.resources[] | select(.kind == "Job" and .name == "db-migrate") | .message')"
+    log "operation message: $msg"
+    log "hook db-migrate: $hook"
+    assert_contains "the hook's result (what argocd app get shows for it)" "$hook" "deadline"
+    local started finished
+    started="$(app_json "$ns" | jq -r '.status.operationState.startedAt')"
+    finished="$(app_json "$ns" | jq -r '.status.operationState.finishedAt')"
+    log "ok: the sync ended after $(($(date -d "$finished" +%s) - $(date -d "$started" +%s))) s instead of waiting forever"
+    expect_absent deployment orders "$ns"
+    app_stop "$ns"
+}
+
+# serve --cluster denies the hook Job: what a user sees in the Application.
+scenario_argocd_seed_cluster_deny() {
+    local ns=seed-cluster synced_before
+    synced_before="$(grep -c '"application cache synced' "$LOGS/syncguard.log" || true)"
+    sg_restart_with --cluster
+    wait_for "the webhook's Application cache" 20 log_count_above "$LOGS/syncguard.log" '"application cache synced' "$synced_before"
+    ns "$ns"
+    register_for "$ns"
+    publish_seed "$ns"
+    app_create "$ns" "$ns" "$ns" manual
+    app_wait "$ns" 90 "status.resources lists ExternalSecret db-credentials at wave 2" \
+        '[.status.resources[]? | select(.kind == "ExternalSecret" and .name == "db-credentials" and (.syncWave // 0) == 2)] | length == 1'
+    # The webhook's cache has the Application once a dry run of the Job as Argo CD will apply it
+    # (with its tracking id) is denied.
+    local job="$WORK/$ns-job.yaml"
+    tracked_seed_job "$ns" >"$job"
+    wait_for "the webhook to see Application $ns" 30 dry_run_denied_with "$job" SG201
+    app_sync "$ns"
+    app_wait "$ns" 90 "operation ended on the denied hook" \
+        '(.status.operationState.phase == "Failed" or .status.operationState.phase == "Error") and
+         (.status.operationState.message | test("SG201"))'
+    local msg
+    msg="$(app_json "$ns" | jq -r '.status.operationState.message')"
+    printf '%s\n' "$msg" | sed 's/^/    operation message: /'
+    assert_contains "operation message" "$msg" 'admission webhook "validate.syncguard.dev" denied the request'
+    assert_contains "operation message" "$msg" "SG201"
+    assert_contains "operation message" "$msg" "ExternalSecret $ns/db-credentials"
+    assert_contains "operation message (the fix)" "$msg" "PreSync"
+    local res
+    res="$(app_json "$ns" | jq -r '.status.operationState.syncResult.resources[]? | select(.kind == "Job" and .name == "db-migrate") | .message')"
+    log "hook entry message: $res"
+    expect_absent job db-migrate "$ns"
+    app_stop "$ns"
+}
+
+# stuck_sync_events APP: the StuckSync Events on an Application (core view), as a JSON array.
+stuck_sync_events() {
+    k get events -n "$ARGO_NS" --field-selector "involvedObject.name=$1,reason=StuckSync" -o json | jq -c '.items'
+}
+stuck_sync_event_count_is() { [[ "$(stuck_sync_events "$1" | jq length)" == "$2" ]]; }
+
+# SG501 from a real stuck sync: one Event naming the hook Job and its pod's state.
+scenario_argocd_reconcile_stuck() {
+    local ns=stuck-rec
+    publish_seed "$ns" crashloop 20s
+    app_create "$ns" "$ns" "$ns" auto
+    app_wait "$ns" 120 "operation Running on the PreSync hook" \
+        '.status.operationState.phase == "Running" and (.status.operationState.message | test("db-migrate"))'
+    wait_for "the migration pod to crash-loop" 60 job_pod_state_matches "$ns" db-migrate 'waiting:CrashLoopBackOff restarts=*'
+    ns syncguard
+    rec_start argocd-stuck --stuck-after 15s --no-leader-election --no-audit --app-namespace "$ARGO_NS"
+    wait_for "a StuckSync Event on Application $ns" 60 stuck_sync_event_count_is "$ns" 1
+    local ev note
+    ev="$(stuck_sync_events "$ns" | jq -c '.[0]')"
+    note="$(jq -r '.message // .note' <<<"$ev")"
+    log "Event: $(jq -c '{type, reason, reportingComponent, count}' <<<"$ev")"
+    printf '%s\n' "$note" | sed 's/^/    note: /'
+    assert_eq "Event type" Warning "$(jq -r .type <<<"$ev")"
+    assert_contains "Event note" "$note" "db-migrate"
+    assert_contains "Event note" "$note" "CrashLoopBackOff"
+    # Argo CD keeps updating the Application (status refreshes every few seconds): every update
+    # is a reconcile of syncguard's controller, and none may repeat the Event.
+    local before
+    before="$(rec_metric argocd-stuck 'syncguard_events_total{outcome="deduplicated"}')"
+    wait_for "syncguard to look at the Application again" 60 rec_metric_at_least argocd-stuck \
+        'syncguard_events_total{outcome="deduplicated"}' "$((${before%.*} + 2))"
+    assert_eq "StuckSync Events on $ns after more reconciles" 1 "$(stuck_sync_events "$ns" | jq length)"
+    rec_stop argocd-stuck
+    app_stop "$ns"
+}
+
+# external_secrets_play NS NAME: what the external-secrets controller would do for an
+# ExternalSecret: create the target Secret and report Ready (no such controller runs here).
+external_secrets_play() {
+    local ns="$1" name="$2"
+    k create secret generic "$name" -n "$ns" --from-literal=DATABASE_URL=postgres://e2e \
+        --dry-run=client -o yaml | k apply -f - >/dev/null
+    k patch "externalsecrets.external-secrets.io/$name" -n "$ns" --subresource=status --type merge \
+        -p '{"status": {"conditions": [{"type": "Ready", "status": "True", "reason": "SecretSynced", "message": "Secret was synced"}]}}' >/dev/null
+}
+
+# app_stays_synced NAME N: N hard refreshes, each followed by Synced (and no new operation).
+app_stays_synced() {
+    local name="$1" n="$2" i ops_before ops_after
+    ops_before="$(app_json "$name" | jq '.status.history | length')"
+    for i in $(seq 1 "$n"); do
+        app_hard_refresh "$name"
+        app_wait "$name" 30 "Synced after hard refresh $i" '.status.sync.status == "Synced"'
+    done
+    ops_after="$(app_json "$name" | jq '.status.history | length')"
+    assert_eq "syncs of $name during the refreshes (self-heal would add one per drift)" "$ops_before" "$ops_after"
+}
+
+# The seed app with syncguard-patched hooks and examples/clean-app: Synced, and they stay so.
+scenario_argocd_no_drift() {
+    local ns=drift-seed
+    ns "$ns"
+    register_for "$ns" shop
+    publish_seed "$ns"
+    app_create "$ns" "$ns" "$ns" auto
+    wait_for "ExternalSecret $ns/db-credentials (Sync wave 2)" 120 k get externalsecrets.external-secrets.io db-credentials -n "$ns" -o name
+    external_secrets_play "$ns" db-credentials
+    assert_eq "hook Job activeDeadlineSeconds (patched)" 900 "$(k get job db-migrate -n "$ns" -o jsonpath='{.spec.activeDeadlineSeconds}')"
+    app_wait "$ns" 120 "Synced, Healthy, operation Succeeded" \
+        '.status.sync.status == "Synced" and .status.health.status == "Healthy" and .status.operationState.phase == "Succeeded"'
+
+    as_git_publish clean-app "$ROOT/examples/clean-app/manifests.yaml" >/dev/null
+    app_create clean-app clean-app shop auto
+    app_wait clean-app 120 "Synced, Healthy, operation Succeeded" \
+        '.status.sync.status == "Synced" and .status.operationState.phase == "Succeeded"'
+    # (Argo CD 3.x keeps per-resource health out of status.resources unless
+    # --persist-resource-health; the app's own health is Progressing while the HPA has no metrics.)
+    log "clean-app health: $(app_json clean-app | jq -r '.status.health.status')"
+
+    app_stays_synced "$ns" 3
+    app_stays_synced clean-app 3
+    # The built-in rules patched hook Jobs only: every other kind was admitted unchanged.
+    local patched
+    patched="$(curl -fsS "http://127.0.0.1:$SG_PROBE_PORT/metrics" |
+        awk '$1 ~ /^syncguard_admission_requests_total\{/ && index($1, "decision=\"patched\"") && !index($1, "kind=\"Job\"") { print $1 }')"
+    assert_eq "patched admissions of kinds other than Job" "" "$patched"
+    local jobs_patched
+    jobs_patched="$(sg_requests mutate CREATE Job patched)"
+    ((jobs_patched >= 1)) || fail "syncguard patched no hook Job ($jobs_patched)"
+    log "ok: $jobs_patched hook Job CREATE patched, nothing else"
+    # Every commit moves HEAD, and an automated Application tracking HEAD syncs again: stop
+    # these before the next scenario commits.
+    app_stop "$ns"
+    app_stop clean-app
+}
+
+# syncguard's own chart, rendered by Argo CD's Helm from the local repository.
+scenario_argocd_chart() {
+    if [[ ! -x "$ROOT/.tools/bin/helm" ]]; then
+        log "SKIP: no helm in .tools/bin (scripts/install-helm.sh); Argo CD's repo-server needs it to render the chart"
+        return 0
+    fi
+    as_git_publish chart "$ROOT/charts/syncguard" >/dev/null
+    app_create syncguard chart/syncguard syncguard-system auto
+    app_wait syncguard 180 "Synced, Healthy, operation Succeeded" \
+        '.status.sync.status == "Synced" and .status.health.status == "Healthy" and .status.operationState.phase == "Succeeded"'
+    log "resources: $(app_json syncguard | jq -r '[.status.resources[] | .kind] | group_by(.) | map("\(.[0]) x\(length)") | join(", ")')"
+    app_stays_synced syncguard 3
+    app_stop syncguard
+}
