@@ -168,7 +168,7 @@ cp_start() {
 
     export CP_APISERVER_URL="https://127.0.0.1:$port"
     export KUBECONFIG="$CP_DIR/kubeconfig"
-    cat >"$KUBECONFIG" <<EOF
+    cp_write_kubeconfig "$KUBECONFIG" e2e-admin "$pki/admin"
 apiVersion: v1
 kind: Config
 clusters:
@@ -198,6 +198,29 @@ EOF
     cp_log "kube-apiserver $("$KUBE_APISERVER" --version | awk '{print $2}') ready at $CP_APISERVER_URL in $((SECONDS - started)) s (etcd at 127.0.0.1:$etcd_port)"
 }
 
+# cp_write_kubeconfig FILE USER CERT_PREFIX: a kubeconfig for the control plane's API server that
+# authenticates with CERT_PREFIX.crt / CERT_PREFIX.key.
+cp_write_kubeconfig() {
+    cat >"$1" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+  - name: e2e
+    cluster:
+      server: $CP_APISERVER_URL
+      certificate-authority: $CP_DIR/pki/ca.crt
+users:
+  - name: $2
+    user:
+      client-certificate: $3.crt
+      client-key: $3.key
+contexts:
+  - name: e2e
+    context: {cluster: e2e, user: $2}
+current-context: e2e
+EOF
+}
+
 # cp_kubeconfig NAME CN [GROUP]: a client certificate for identity CN (in GROUP, if given) signed
 # by the control plane's CA, and a kubeconfig for it at DIR/kubeconfig-NAME (its path is printed).
 # Each component of a bigger stack (controller-manager, Argo CD, ...) gets its own user, so the
@@ -214,7 +237,7 @@ cp_kubeconfig() {
             -sha256 -extfile "$name.ext" -out "$name.crt"
     ) >>"$pki/openssl.log" 2>&1 || { cat "$pki/openssl.log" >&2; cp_log "FAILED: client certificate for $cn"; return 1; }
     local file="$CP_DIR/kubeconfig-$name"
-    cat >"$file" <<EOF
+    cp_write_kubeconfig "$file" "$name" "$pki/$name"
 apiVersion: v1
 kind: Config
 clusters:
