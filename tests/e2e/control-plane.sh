@@ -169,23 +169,6 @@ cp_start() {
     export CP_APISERVER_URL="https://127.0.0.1:$port"
     export KUBECONFIG="$CP_DIR/kubeconfig"
     cp_write_kubeconfig "$KUBECONFIG" e2e-admin "$pki/admin"
-apiVersion: v1
-kind: Config
-clusters:
-  - name: e2e
-    cluster:
-      server: $CP_APISERVER_URL
-      certificate-authority: $pki/ca.crt
-users:
-  - name: e2e-admin
-    user:
-      client-certificate: $pki/admin.crt
-      client-key: $pki/admin.key
-contexts:
-  - name: e2e
-    context: {cluster: e2e, user: e2e-admin}
-current-context: e2e
-EOF
     cp_wait kube-apiserver "$CP_APISERVER_PID" \
         curl -fsS --cacert "$pki/ca.crt" --cert "$pki/admin.crt" --key "$pki/admin.key" "$CP_APISERVER_URL/readyz" || return 1
     # /readyz includes the RBAC bootstrap roles; also make sure the admin identity really is
@@ -238,23 +221,6 @@ cp_kubeconfig() {
     ) >>"$pki/openssl.log" 2>&1 || { cat "$pki/openssl.log" >&2; cp_log "FAILED: client certificate for $cn"; return 1; }
     local file="$CP_DIR/kubeconfig-$name"
     cp_write_kubeconfig "$file" "$name" "$pki/$name"
-apiVersion: v1
-kind: Config
-clusters:
-  - name: e2e
-    cluster:
-      server: $CP_APISERVER_URL
-      certificate-authority: $pki/ca.crt
-users:
-  - name: $name
-    user:
-      client-certificate: $pki/$name.crt
-      client-key: $pki/$name.key
-contexts:
-  - name: e2e
-    context: {cluster: e2e, user: $name}
-current-context: e2e
-EOF
     echo "$file"
 }
 
