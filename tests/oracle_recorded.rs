@@ -1,0 +1,197 @@
+//! The real Argo CD controller as the referee of `syncguard plan`, on recorded syncs: each case
+//! in `tests/fixtures/audit/` is one sync by Argo CD v3.2.11 on the e2e stack (the manifests, the
+//! API server's audit log of it, the Application's operationState). The recorder
+//! (`tests/oracle/recorder.rs`) turns the log into the steps the controller took; `plan` must
+//! give the same steps, each compared as a set.
+
+#[path = "oracle/recorder.rs"]
+mod recorder;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use recorder::{Filter, Step, plural_matches, record};
+use serde_json::Value;
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/audit")
+        .join(name)
+}
+
+fn recorded(case: &str) -> Vec<Step> {
+    let log = std::fs::read_to_string(fixture(&format!("{case}.audit.jsonl"))).unwrap();
+    let op: Value = serde_json::from_str(
+        &std::fs::read_to_string(fixture(&format!("{case}.operation.json"))).unwrap(),
+    )
+    .unwrap();
+    let filter = Filter {
+        since: op["startedAt"].as_str().map(str::to_string),
+        ..Filter::default()
+    };
+    record(&log, Some(&op), &filter)
+}
+
+/// "resource/namespace/name" of each write, per step, sorted inside a step.
+fn names(steps: &[Step]) -> Vec<Vec<String>> {
+    steps
+        .iter()
+        .map(|s| {
+            let mut v: Vec<String> = s
+                .writes
+                .iter()
+                .map(|w| format!("{} {}/{}/{}", w.verb, w.resource, w.namespace, w.name))
+                .collect();
+            v.sort();
+            v
+        })
+        .collect()
+}
+
+type Task = (String, String, String, String);
+
+fn tasks_of(step: &Value) -> Vec<Task> {
+    step["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let f = |k: &str| t[k].as_str().unwrap_or("").to_string();
+            (f("group"), f("kind"), f("namespace"), f("name"))
+        })
+        .collect()
+}
+
+/// The plan's steps and its SyncFail step (if any).
+fn plan_of(args: &[&str]) -> (Vec<Vec<Task>>, Option<Vec<Task>>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["plan", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let plan = &doc["applications"][0]["plan"];
+    let steps = plan["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(tasks_of)
+        .collect();
+    let sync_fail = plan.get("sync_fail").filter(|v| !v.is_null()).map(tasks_of);
+    (steps, sync_fail)
+}
+
+fn plan_steps(args: &[&str]) -> Vec<Vec<Task>> {
+    plan_of(args).0
+}
+
+/// Each plan step has exactly the objects of the recorded step at the same position.
+fn assert_same_steps(recorded: &[Step], planned: &[Vec<(String, String, String, String)>]) {
+    assert_eq!(
+        recorded.len(),
+        planned.len(),
+        "steps: recorded {:?}, planned {planned:?}",
+        names(recorded)
+    );
+    for (i, (r, p)) in recorded.iter().zip(planned).enumerate() {
+        assert_eq!(
+            r.writes.len(),
+            p.len(),
+            "step {i}: recorded {:?}, planned {p:?}",
+            names(&recorded[i..=i])
+        );
+        for (group, kind, ns, name) in p {
+            assert!(
+                r.writes.iter().any(|w| &w.group == group
+                    && plural_matches(kind, &w.resource)
+                    && &w.namespace == ns
+                    && &w.name == name),
+                "step {i}: {kind} {ns}/{name} planned, not applied by Argo CD in that step: {:?}",
+                names(&recorded[i..=i])
+            );
+        }
+    }
+}
+
+#[test]
+fn the_recorder_finds_the_steps_of_a_hooks_and_waves_sync() {
+    let steps = recorded("waves");
+    assert_eq!(
+        names(&steps),
+        vec![
+            vec!["create jobs/waves/pre-a", "create namespaces//waves"],
+            vec!["create jobs/waves/pre-b"],
+            vec!["create configmaps/waves/cm-early"],
+            vec![
+                "create secrets/waves/s0",
+                "create serviceaccounts/waves/sa0"
+            ],
+            vec!["create deployments/waves/web", "create services/waves/web"],
+            vec!["create jobs/waves/post"],
+        ]
+    );
+    let phases: Vec<_> = steps
+        .iter()
+        .map(|s| s.writes[0].phase.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        phases,
+        ["PreSync", "PreSync", "Sync", "Sync", "Sync", "PostSync"]
+    );
+    // Inside a step the kinds come in runs, in the kind order: ServiceAccount before Secret.
+    assert_eq!(steps[3].writes[0].name, "sa0");
+}
+
+#[test]
+fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
+    let log = std::fs::read_to_string(fixture("waves.audit.jsonl")).unwrap();
+    // Without the operation (no phases) and with a gap below the 1.1 s between the Namespace and
+    // the first hook, the Namespace run becomes a step of its own: the gap must stay between the
+    // longest pause inside a step and the controller's wave delay (2 s).
+    let tiny = Filter {
+        gap_seconds: 0.5,
+        ..Filter::default()
+    };
+    assert_eq!(record(&log, None, &tiny).len(), 7);
+    assert_eq!(record(&log, None, &Filter::default()).len(), 6);
+    // Above the wave delay every step runs into the next.
+    let long = Filter {
+        gap_seconds: 3.0,
+        ..Filter::default()
+    };
+    assert_eq!(record(&log, None, &long).len(), 1);
+}
+
+#[test]
+fn plan_gives_the_steps_argo_cd_took_for_hooks_and_waves() {
+    let file = fixture("waves.yaml");
+    let planned = plan_steps(&[
+        "--dest-namespace",
+        "waves",
+        "--create-namespace",
+        file.to_str().unwrap(),
+    ]);
+    assert_same_steps(&recorded("waves"), &planned);
+}
+
+#[test]
+fn a_failed_presync_hook_runs_the_syncfail_hooks_and_nothing_of_the_later_steps() {
+    let file = fixture("syncfail.yaml");
+    let (steps, sync_fail) = plan_of(&[
+        "--dest-namespace",
+        "syncfail",
+        "--create-namespace",
+        file.to_str().unwrap(),
+    ]);
+    let rec = recorded("syncfail");
+    // The controller ran the first step (its hook failed), then the SyncFail step, and never the
+    // Sync or PostSync steps that the plan lists after it.
+    let mut expected = vec![steps[0].clone()];
+    expected.push(sync_fail.expect("plan has a SyncFail step"));
+    assert_same_steps(&rec, &expected);
+    let op: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("syncfail.operation.json")).unwrap())
+            .unwrap();
+    assert_eq!(op["phase"], "Failed");
+}
