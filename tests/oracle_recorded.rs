@@ -195,3 +195,29 @@ fn a_failed_presync_hook_runs_the_syncfail_hooks_and_nothing_of_the_later_steps(
             .unwrap();
     assert_eq!(op["phase"], "Failed");
 }
+
+#[test]
+fn pruning_reverses_the_waves_and_prune_last_comes_after_everything() {
+    let (live, file) = (fixture("prune.live.yaml"), fixture("prune.yaml"));
+    let planned = plan_steps(&[
+        "--dest-namespace",
+        "prune",
+        "--live",
+        live.to_str().unwrap(),
+        file.to_str().unwrap(),
+    ]);
+    let rec = recorded("prune");
+    assert_eq!(
+        names(&rec),
+        vec![
+            vec![
+                "delete serviceaccounts/prune/gone-w2",
+                "patch configmaps/prune/keep"
+            ],
+            vec!["delete configmaps/prune/gone-w1"],
+            vec!["delete configmaps/prune/gone-w0"],
+            vec!["delete secrets/prune/gone-last"],
+        ]
+    );
+    assert_same_steps(&rec, &planned);
+}
