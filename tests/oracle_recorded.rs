@@ -10,7 +10,7 @@ mod recorder;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use recorder::{Filter, Step, plural_matches, record};
+use recorder::{Filter, Step, plural_matches, record, recording};
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
@@ -106,11 +106,22 @@ fn assert_same_steps(recorded: &[Step], planned: &[Vec<(String, String, String, 
                 r.writes.iter().any(|w| &w.group == group
                     && plural_matches(kind, &w.resource)
                     && &w.namespace == ns
-                    && &w.name == name),
+                    && same_name(&w.name, name)),
                 "step {i}: {kind} {ns}/{name} planned, not applied by Argo CD in that step: {:?}",
                 names(&recorded[i..=i])
             );
         }
+    }
+}
+
+/// A hook with generateName is named `<generateName><revision7>-<phase>-<unix time>` by Argo CD;
+/// `plan --revision` knows all of it but the time (it writes 0).
+fn same_name(applied: &str, planned: &str) -> bool {
+    match (applied.rsplit_once('-'), planned.strip_suffix("-0")) {
+        (Some((stem, time)), Some(planned_stem)) if time.bytes().all(|b| b.is_ascii_digit()) => {
+            applied == planned || stem == planned_stem
+        }
+        _ => applied == planned,
     }
 }
 
@@ -220,4 +231,44 @@ fn pruning_reverses_the_waves_and_prune_last_comes_after_everything() {
         ]
     );
     assert_same_steps(&rec, &planned);
+}
+
+#[test]
+fn helm_hooks_map_to_phases_with_their_weight_as_wave_and_skip_and_test_hooks_never_run() {
+    let op: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("helm.operation.json")).unwrap())
+            .unwrap();
+    let revision = op["syncResult"]["revision"].as_str().unwrap().to_string();
+    let file = fixture("helm.yaml");
+    let planned = plan_steps(&[
+        "--dest-namespace",
+        "helm",
+        "--create-namespace",
+        "--revision",
+        &revision,
+        file.to_str().unwrap(),
+    ]);
+    let log = std::fs::read_to_string(fixture("helm.audit.jsonl")).unwrap();
+    let filter = Filter {
+        since: op["startedAt"].as_str().map(str::to_string),
+        ..Filter::default()
+    };
+    let rec = recording(&log, Some(&op), &filter);
+    // pre-install with weight -2 before weight 5; the generateName Sync hook at wave 3; the
+    // `hook: Skip` ConfigMap and the Helm `test` Pod are never applied.
+    assert_same_steps(&rec.steps, &planned);
+    let all: Vec<String> = names(&rec.steps).concat();
+    assert!(
+        !all.iter()
+            .any(|w| w.contains("skipped") || w.contains("helm-test")),
+        "{all:?}"
+    );
+    // HookSucceeded: the generateName hook is deleted once the whole sync has succeeded.
+    assert_eq!(rec.cleanups.len(), 1, "{:?}", rec.cleanups);
+    assert!(
+        rec.cleanups[0].name.starts_with("gen-068f4e3-sync-"),
+        "{:?}",
+        rec.cleanups
+    );
+    assert!(rec.cleanups[0].at > rec.steps.last().unwrap().writes[0].at);
 }

@@ -15,7 +15,8 @@
 //! anything but Argo CD's own objects and subresources; of each object only its first write of
 //! the sync (later updates of a hook are finalizer removals) — deletions are always kept, as
 //! their own entries (a BeforeHookCreation deletion precedes the hook's re-creation; a prune is
-//! a deletion).
+//! a deletion). The deletion of an object the same sync created is a hook's delete policy at work
+//! (HookSucceeded, HookFailed): it is listed apart, as a cleanup, not as part of a step.
 
 use serde::Serialize;
 use serde_json::Value;
@@ -69,9 +70,22 @@ impl Default for Filter {
 /// Argo CD's own resources: the controller writes them all the time, they are never tasks.
 const ARGO_RESOURCES: [&str; 3] = ["applications", "appprojects", "applicationsets"];
 
+/// What the controller did in one sync.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Recording {
+    pub steps: Vec<Step>,
+    /// Deletions of objects this sync created (hook delete policies), in order.
+    pub cleanups: Vec<Write>,
+}
+
 /// Reads an audit log (JSON lines) and returns the controller's steps. `operation` is the
 /// Application's `status.operationState` for that sync, if known (for phases and boundaries).
 pub fn record(audit_log: &str, operation: Option<&Value>, filter: &Filter) -> Vec<Step> {
+    recording(audit_log, operation, filter).steps
+}
+
+/// [`record`], with the cleanups.
+pub fn recording(audit_log: &str, operation: Option<&Value>, filter: &Filter) -> Recording {
     let phases = operation.map(phases_of).unwrap_or_default();
     let mut writes: Vec<(i64, Write)> = audit_log
         .lines()
@@ -82,7 +96,9 @@ pub fn record(audit_log: &str, operation: Option<&Value>, filter: &Filter) -> Ve
     let gap_us = (filter.gap_seconds * 1e6) as i64;
 
     let mut seen = std::collections::HashSet::new();
+    let mut created = std::collections::HashSet::new();
     let mut steps: Vec<Step> = Vec::new();
+    let mut cleanups = Vec::new();
     let mut last: Option<(i64, Option<String>)> = None;
     for (t, mut w) in writes {
         let key = (
@@ -93,8 +109,14 @@ pub fn record(audit_log: &str, operation: Option<&Value>, filter: &Filter) -> Ve
         );
         if w.verb == "delete" {
             seen.remove(&key); // a re-created object's next write is a new apply
-        } else if !seen.insert(key) {
+            if created.remove(&key) {
+                cleanups.push(w);
+                continue;
+            }
+        } else if !seen.insert(key.clone()) {
             continue;
+        } else if w.verb == "create" {
+            created.insert(key);
         }
         w.phase = phases
             .iter()
@@ -120,7 +142,7 @@ pub fn record(audit_log: &str, operation: Option<&Value>, filter: &Filter) -> Ve
             step.writes.push(w);
         }
     }
-    steps
+    Recording { steps, cleanups }
 }
 
 /// (group, kind), namespace, name, syncPhase of each syncResult entry.
