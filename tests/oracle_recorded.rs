@@ -19,16 +19,46 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn recorded(case: &str) -> Vec<Step> {
-    let log = std::fs::read_to_string(fixture(&format!("{case}.audit.jsonl"))).unwrap();
-    let op: Value = serde_json::from_str(
-        &std::fs::read_to_string(fixture(&format!("{case}.operation.json"))).unwrap(),
-    )
-    .unwrap();
-    let filter = Filter {
+/// A recording (`<case>.audit.jsonl`, `<case>.operation.json`): from `SYNCGUARD_ORACLE_DIR` when
+/// set — the e2e suite's `argocd_oracle` scenario syncs every case with the real controller and
+/// runs these tests again on what it recorded — else the committed one.
+fn recording_file(name: &str) -> PathBuf {
+    match std::env::var_os("SYNCGUARD_ORACLE_DIR") {
+        Some(dir) => PathBuf::from(dir).join(name),
+        None => fixture(name),
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn operation(case: &str) -> Value {
+    serde_json::from_str(&read(&recording_file(&format!("{case}.operation.json")))).unwrap()
+}
+
+fn audit_log(case: &str) -> String {
+    read(&recording_file(&format!("{case}.audit.jsonl")))
+}
+
+/// The step gap for the recordings read: `SYNCGUARD_ORACLE_GAP` seconds when set (the e2e stack
+/// runs the controller with a longer wave delay, 4 s, so that a busy machine cannot stretch the
+/// pauses inside a step past the gap), else the default for Argo CD's 2 s.
+fn filter_for(op: &Value) -> Filter {
+    let gap = std::env::var("SYNCGUARD_ORACLE_GAP")
+        .ok()
+        .and_then(|g| g.parse().ok());
+    Filter {
         since: op["startedAt"].as_str().map(str::to_string),
+        gap_seconds: gap.unwrap_or(Filter::default().gap_seconds),
         ..Filter::default()
-    };
+    }
+}
+
+fn recorded(case: &str) -> Vec<Step> {
+    let log = audit_log(case);
+    let op = operation(case);
+    let filter = filter_for(&op);
     record(&log, Some(&op), &filter)
 }
 
@@ -156,7 +186,8 @@ fn the_recorder_finds_the_steps_of_a_hooks_and_waves_sync() {
 
 #[test]
 fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
-    let log = std::fs::read_to_string(fixture("waves.audit.jsonl")).unwrap();
+    // The committed recording: these gaps are measured against its 2 s wave delay.
+    let log = read(&fixture("waves.audit.jsonl"));
     // Without the operation (no phases) and with a gap below the 1.1 s between the Namespace and
     // the first hook, the Namespace run becomes a step of its own: the gap must stay between the
     // longest pause inside a step and the controller's wave delay (2 s).
@@ -201,10 +232,7 @@ fn a_failed_presync_hook_runs_the_syncfail_hooks_and_nothing_of_the_later_steps(
     let mut expected = vec![steps[0].clone()];
     expected.push(sync_fail.expect("plan has a SyncFail step"));
     assert_same_steps(&rec, &expected);
-    let op: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("syncfail.operation.json")).unwrap())
-            .unwrap();
-    assert_eq!(op["phase"], "Failed");
+    assert_eq!(operation("syncfail")["phase"], "Failed");
 }
 
 #[test]
@@ -235,9 +263,7 @@ fn pruning_reverses_the_waves_and_prune_last_comes_after_everything() {
 
 #[test]
 fn helm_hooks_map_to_phases_with_their_weight_as_wave_and_skip_and_test_hooks_never_run() {
-    let op: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("helm.operation.json")).unwrap())
-            .unwrap();
+    let op = operation("helm");
     let revision = op["syncResult"]["revision"].as_str().unwrap().to_string();
     let file = fixture("helm.yaml");
     let planned = plan_steps(&[
@@ -248,12 +274,8 @@ fn helm_hooks_map_to_phases_with_their_weight_as_wave_and_skip_and_test_hooks_ne
         &revision,
         file.to_str().unwrap(),
     ]);
-    let log = std::fs::read_to_string(fixture("helm.audit.jsonl")).unwrap();
-    let filter = Filter {
-        since: op["startedAt"].as_str().map(str::to_string),
-        ..Filter::default()
-    };
-    let rec = recording(&log, Some(&op), &filter);
+    let log = audit_log("helm");
+    let rec = recording(&log, Some(&op), &filter_for(&op));
     // pre-install with weight -2 before weight 5; the generateName Sync hook at wave 3; the
     // `hook: Skip` ConfigMap and the Helm `test` Pod are never applied.
     assert_same_steps(&rec.steps, &planned);
@@ -266,7 +288,9 @@ fn helm_hooks_map_to_phases_with_their_weight_as_wave_and_skip_and_test_hooks_ne
     // HookSucceeded: the generateName hook is deleted once the whole sync has succeeded.
     assert_eq!(rec.cleanups.len(), 1, "{:?}", rec.cleanups);
     assert!(
-        rec.cleanups[0].name.starts_with("gen-068f4e3-sync-"),
+        rec.cleanups[0]
+            .name
+            .starts_with(&format!("gen-{}-sync-", &revision[..7])),
         "{:?}",
         rec.cleanups
     );

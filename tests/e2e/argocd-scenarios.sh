@@ -81,13 +81,14 @@ EOF
 
 # app_sync NAME [SYNC_OPTION...]: asks for a sync the way argocd-server does, by writing
 # .operation (the Application's own syncOptions are not copied into it: pass them here).
+# APP_PRUNE=true prunes.
 app_sync() {
     local name="$1"
     shift
     local opts
     opts="$(printf '%s\n' CreateNamespace=true "$@" | jq -R . | jq -sc .)"
     k patch applications.argoproj.io "$name" -n "$ARGO_NS" --type merge \
-        -p "{\"operation\": {\"initiatedBy\": {\"username\": \"e2e\"}, \"sync\": {\"syncOptions\": $opts}}}" >/dev/null
+        -p "{\"operation\": {\"initiatedBy\": {\"username\": \"e2e\"}, \"sync\": {\"prune\": ${APP_PRUNE:-false}, \"syncOptions\": $opts}}}" >/dev/null
 }
 
 # app_hard_refresh NAME: asks Argo CD for a hard refresh (manifests regenerated, cluster
@@ -385,4 +386,68 @@ scenario_argocd_chart() {
     log "resources: $(app_json syncguard | jq -r '[.status.resources[] | .kind] | group_by(.) | map("\(.[0]) x\(length)") | join(", ")')"
     app_stays_synced syncguard 3
     app_stop syncguard
+}
+
+# --- the controller as the oracle of `syncguard plan` ---------------------------------------
+
+# oracle_record CASE: what the API server's audit log holds about Application CASE's objects
+# (namespace CASE), and its operationState, into $WORK/oracle/ for tests/oracle_recorded.rs.
+oracle_record() {
+    local case="$1" dir="$WORK/oracle"
+    mkdir -p "$dir"
+    jq -c --arg c "$case" 'select(.objectRef.namespace == $c
+        or (.objectRef.resource == "namespaces" and .objectRef.name == $c)
+        or (.objectRef.resource == "applications" and .objectRef.name == $c))' "$WORK/audit/audit.log" >"$dir/$case.audit.jsonl"
+    app_json "$case" | jq '.status.operationState' >"$dir/$case.operation.json"
+    log "recorded $case: $(wc -l <"$dir/$case.audit.jsonl") audit events, operation $(jq -r .phase "$dir/$case.operation.json")"
+}
+
+# oracle_manual CASE FILE PHASE: FILE committed as the whole of CASE's path, a manual sync,
+# waits for the operation to end in PHASE.
+oracle_manual() {
+    local case="$1" file="$2" phase="$3"
+    as_git_publish "oracle-$case" "$file" >/dev/null
+    if app_json "$case" >/dev/null 2>&1; then
+        app_hard_refresh "$case"
+    else
+        app_create "$case" "oracle-$case" "$case" manual
+    fi
+    app_wait "$case" 60 "compared with the new commit" '.status.sync.status == "OutOfSync"'
+    app_sync "$case"
+    app_wait "$case" 120 "operation $phase" ".status.operationState.phase == \"$phase\""
+}
+
+# Every recorded case of tests/fixtures/audit synced again by the real controller, recorded from
+# this run's audit log, and held to `syncguard plan` by tests/oracle_recorded.rs (the same
+# assertions as on the committed recordings). E2E_RECORD_FIXTURES=1 refreshes the committed ones.
+scenario_argocd_oracle() {
+    local fx="$ROOT/tests/fixtures/audit"
+    as_git_publish oracle-waves "$fx/waves.yaml" >/dev/null
+    app_create waves oracle-waves waves auto
+    app_wait waves 120 "operation Succeeded" '.status.operationState.phase == "Succeeded"'
+    oracle_record waves
+    app_stop waves
+
+    oracle_manual syncfail "$fx/syncfail.yaml" Failed
+    oracle_record syncfail
+
+    oracle_manual prune "$fx/prune.before.yaml" Succeeded
+    APP_PRUNE=true oracle_manual prune "$fx/prune.yaml" Succeeded
+    oracle_record prune
+
+    oracle_manual helm "$fx/helm.yaml" Succeeded
+    oracle_record helm
+    for case in syncfail prune helm; do app_stop "$case"; done
+
+    local out rc=0
+    # The step gap: a bit over half the controller's wave delay (argocd-stack.sh).
+    local gap
+    gap="$(awk -v d="$AS_SYNC_WAVE_DELAY" 'BEGIN { print d * 0.6 }')"
+    out="$(cd "$ROOT" && SYNCGUARD_ORACLE_DIR="$WORK/oracle" SYNCGUARD_ORACLE_GAP="$gap" cargo test --locked --quiet --test oracle_recorded 2>&1)" || rc=$?
+    printf '%s\n' "$out" | grep -E '^test |test result|panicked|step [0-9]' | sed 's/^/    /'
+    assert_eq "tests/oracle_recorded.rs on this run's recordings: exit code" 0 "$rc"
+    if [[ -n "${E2E_RECORD_FIXTURES:-}" ]]; then
+        cp "$WORK"/oracle/*.audit.jsonl "$WORK"/oracle/*.operation.json "$fx/"
+        log "refreshed the recordings in tests/fixtures/audit/"
+    fi
 }

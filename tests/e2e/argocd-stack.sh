@@ -28,6 +28,10 @@ KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 # The controller's reconciliation period: short, so a scenario that waits for Argo CD to notice
 # something (a deleted Job, a new commit) is bounded by seconds, not Argo CD's default 180 s.
 AS_APP_RESYNC="${AS_APP_RESYNC:-10}"
+# Seconds the controller sleeps after each sync step but the last (ARGOCD_SYNC_WAVE_DELAY, 2 by
+# default). Longer than Argo CD's default so that the applied-order recorder can tell steps
+# apart by their pauses even on a busy 2-core machine (tests/oracle/recorder.rs).
+AS_SYNC_WAVE_DELAY="${AS_SYNC_WAVE_DELAY:-4}"
 
 AS_DIR=""
 AS_PIDS=()
@@ -261,6 +265,7 @@ as_start_argocd() {
     AS_CONTROLLER_METRICS="$(cp_free_port)" || return 1
     # HOSTNAME ends in the shard number, as in Argo CD's StatefulSet (shard 0 of 1).
     as_spawn argocd-application-controller "${env[@]}" HOSTNAME=argocd-application-controller-0 \
+        "ARGOCD_SYNC_WAVE_DELAY=$AS_SYNC_WAVE_DELAY" \
         ARGOCD_BINARY_NAME=argocd-application-controller "$AS_BIN/argocd" \
         --namespace argocd --redis "127.0.0.1:$redis_port" --repo-server "127.0.0.1:$repo_port" \
         --metrics-port "$AS_CONTROLLER_METRICS" \

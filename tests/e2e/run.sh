@@ -47,6 +47,7 @@ ARGOCD_SCENARIOS=(
     argocd_seed_cluster_deny
     argocd_reconcile_stuck
     argocd_no_drift
+    argocd_oracle
     argocd_chart
 )
 if [[ "${E2E_ARGOCD:-1}" != 0 ]]; then
