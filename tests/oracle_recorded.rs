@@ -41,16 +41,20 @@ fn audit_log(case: &str) -> String {
     read(&recording_file(&format!("{case}.audit.jsonl")))
 }
 
-/// The step gap for the recordings read: `SYNCGUARD_ORACLE_GAP` seconds when set (the e2e stack
-/// runs the controller with a longer wave delay, 4 s, so that a busy machine cannot stretch the
-/// pauses inside a step past the gap), else the default for Argo CD's 2 s.
+/// The step gap of the committed recordings: the e2e stack runs the controller with a wave
+/// delay of 4 s (`AS_SYNC_WAVE_DELAY`, twice Argo CD's default, so that a busy machine cannot
+/// stretch the pauses inside a step past the gap), and the gap is 0.6 of it.
+const RECORDED_GAP: f64 = 2.4;
+
+/// The step gap for the recordings read: `SYNCGUARD_ORACLE_GAP` seconds when set (the e2e
+/// scenario passes 0.6 of the stack's wave delay), else [`RECORDED_GAP`].
 fn filter_for(op: &Value) -> Filter {
     let gap = std::env::var("SYNCGUARD_ORACLE_GAP")
         .ok()
         .and_then(|g| g.parse().ok());
     Filter {
         since: op["startedAt"].as_str().map(str::to_string),
-        gap_seconds: gap.unwrap_or(Filter::default().gap_seconds),
+        gap_seconds: gap.unwrap_or(RECORDED_GAP),
         ..Filter::default()
     }
 }
@@ -133,15 +137,53 @@ fn assert_same_steps(recorded: &[Step], planned: &[Vec<(String, String, String, 
         );
         for (group, kind, ns, name) in p {
             assert!(
-                r.writes.iter().any(|w| &w.group == group
-                    && plural_matches(kind, &w.resource)
-                    && &w.namespace == ns
-                    && same_name(&w.name, name)),
+                r.writes
+                    .iter()
+                    .any(|w| same_object(w, (group, kind, ns, name))),
                 "step {i}: {kind} {ns}/{name} planned, not applied by Argo CD in that step: {:?}",
                 names(&recorded[i..=i])
             );
         }
     }
+}
+
+/// The recorded write is of the planned task's object. The plan gives cluster-scoped objects the
+/// destination namespace (as Argo CD's tasks carry it); the API server logs them without one.
+fn same_object(
+    w: &recorder::Write,
+    (group, kind, ns, name): (&String, &String, &String, &String),
+) -> bool {
+    &w.group == group
+        && plural_matches(kind, &w.resource)
+        && (&w.namespace == ns || w.namespace.is_empty())
+        && same_name(&w.name, name)
+}
+
+/// Inside a step Argo CD applies runs of one kind after another (spec §4.3): the recorded
+/// writes, in time order, must go through the planned step's kind runs in the planned order.
+fn assert_kind_runs(case: &str, i: usize, r: &Step, p: &[Task]) {
+    let mut runs: Vec<&String> = Vec::new();
+    for t in p {
+        if runs.last() != Some(&&t.1) {
+            runs.push(&t.1);
+        }
+    }
+    let run_of = |w: &recorder::Write| {
+        let t = p
+            .iter()
+            .find(|t| same_object(w, (&t.0, &t.1, &t.2, &t.3)))?;
+        runs.iter().position(|k| **k == t.1)
+    };
+    let order: Vec<(usize, String)> = r
+        .writes
+        .iter()
+        .filter_map(|w| Some((run_of(w)?, w.resource.clone())))
+        .collect();
+    assert!(
+        order.windows(2).all(|p| p[0].0 <= p[1].0),
+        "{case} step {i}: Argo CD applied the kinds in the order {:?}, the plan's kind runs are {runs:?}",
+        order.iter().map(|o| &o.1).collect::<Vec<_>>()
+    );
 }
 
 /// A hook with generateName is named `<generateName><revision7>-<phase>-<unix time>` by Argo CD;
@@ -186,23 +228,22 @@ fn the_recorder_finds_the_steps_of_a_hooks_and_waves_sync() {
 
 #[test]
 fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
-    // The committed recording: these gaps are measured against its 2 s wave delay.
+    // The committed recording, made with a 4 s wave delay: the Namespace (created before the
+    // dry run) comes 0.7 s before the first hook, the steps 4.1 s apart.
     let log = read(&fixture("waves.audit.jsonl"));
-    // Without the operation (no phases) and with a gap below the 1.1 s between the Namespace and
-    // the first hook, the Namespace run becomes a step of its own: the gap must stay between the
-    // longest pause inside a step and the controller's wave delay (2 s).
-    let tiny = Filter {
-        gap_seconds: 0.5,
-        ..Filter::default()
+    let with_gap = |gap_seconds| {
+        let f = Filter {
+            gap_seconds,
+            ..Filter::default()
+        };
+        record(&log, None, &f).len()
     };
-    assert_eq!(record(&log, None, &tiny).len(), 7);
-    assert_eq!(record(&log, None, &Filter::default()).len(), 6);
-    // Above the wave delay every step runs into the next.
-    let long = Filter {
-        gap_seconds: 3.0,
-        ..Filter::default()
-    };
-    assert_eq!(record(&log, None, &long).len(), 1);
+    // Without the operation (no phases), a gap below the pause after the Namespace makes it a
+    // step of its own; a gap between that pause and the wave delay gives the 6 steps; above
+    // the wave delay every step runs into the next.
+    assert_eq!(with_gap(0.5), 7);
+    assert_eq!(with_gap(RECORDED_GAP), 6);
+    assert_eq!(with_gap(5.0), 1);
 }
 
 #[test]
@@ -295,4 +336,88 @@ fn helm_hooks_map_to_phases_with_their_weight_as_wave_and_skip_and_test_hooks_ne
         rec.cleanups
     );
     assert!(rec.cleanups[0].at > rec.steps.last().unwrap().writes[0].at);
+}
+
+/// One line of `tests/fixtures/audit/cases`.
+struct Case {
+    name: String,
+    dest: String,
+    sources: Vec<PathBuf>,
+}
+
+fn listed_cases() -> Vec<Case> {
+    read(&fixture("cases"))
+        .lines()
+        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let cols: Vec<&str> = l.split('|').map(str::trim).collect();
+            assert!(cols.len() >= 3, "cases: {l:?}");
+            Case {
+                name: cols[0].to_string(),
+                dest: cols[1].to_string(),
+                sources: cols[2]
+                    .split_whitespace()
+                    .map(|s| Path::new(env!("CARGO_MANIFEST_DIR")).join(s))
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn every_listed_case_was_synced_by_argo_cd_in_the_order_plan_gives() {
+    let cases = listed_cases();
+    assert!(cases.len() >= 8, "{} cases", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let op = operation(&case.name);
+        assert_eq!(op["phase"], "Succeeded", "{}: {}", case.name, op["message"]);
+        let revision = op["syncResult"]["revision"]
+            .as_str()
+            .unwrap_or("")
+            .to_string();
+        let mut args = vec![
+            "--dest-namespace".to_string(),
+            case.dest.clone(),
+            "--create-namespace".to_string(),
+            "--revision".to_string(),
+            revision,
+        ];
+        args.extend(case.sources.iter().map(|p| p.display().to_string()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let planned = plan_steps(&args);
+        let rec = recorded(&case.name);
+        let outcome = std::panic::catch_unwind(|| {
+            assert_same_steps(&rec, &planned);
+            for (i, (r, p)) in rec.iter().zip(&planned).enumerate() {
+                assert_kind_runs(&case.name, i, r, p);
+            }
+        });
+        if let Err(e) = outcome {
+            let msg = e
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            failures.push(format!("{}: {msg}", case.name));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "plan and Argo CD disagree:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_kind_of_the_kind_order_was_applied_by_argo_cd_in_that_order() {
+    // The kinds case: one step, 29 objects; the kind-run check above holds it to the order,
+    // and here the step must really have every kind in it.
+    let rec = recorded("kinds");
+    assert_eq!(rec.len(), 1, "{:?}", names(&rec));
+    let mut kinds: Vec<&str> = rec[0].writes.iter().map(|w| w.resource.as_str()).collect();
+    kinds.dedup();
+    assert_eq!(kinds.len(), 29, "{kinds:?}");
+    assert_eq!(kinds.first(), Some(&"namespaces"));
+    assert_eq!(kinds.last(), Some(&"gadgets"));
 }

@@ -351,6 +351,11 @@ fn render_step(out: &mut String, app: &PlannedApp, step: &Step, st: Style) {
                 }
             ));
         }
+        if task.before_dry_run && task.bubbled.is_none() {
+            tags.push(
+                "CreateNamespace=true: created before the dry run, then this step at once".into(),
+            );
+        }
         if task.generated_name {
             tags.push("name generated per sync".to_string());
         }

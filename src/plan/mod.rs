@@ -276,6 +276,11 @@ pub struct Task {
     /// For a CRD target: the `group/Kind` it defines (`spec.group` + `spec.names.kind`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub crd_for: Option<String>,
+    /// The destination Namespace that `CreateNamespace=true` creates: Argo CD applies it on the
+    /// first tick before the dry run, and the first step follows at once (spec §2.8, §5.1), so
+    /// the plan puts it at the head of the first step whatever its own phase and wave.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub before_dry_run: bool,
 }
 
 impl Task {
@@ -651,6 +656,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
             prune_disabled: false,
             prune_requires_confirmation: false,
             crd_for: None,
+            before_dry_run: !namespace_exists,
         });
     }
 
@@ -696,6 +702,7 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
             prune_disabled: prune_value.as_deref() == Some("false"),
             prune_requires_confirmation: prune_value.as_deref() == Some("confirm"),
             crd_for: None,
+            before_dry_run: false,
         });
     }
 
@@ -868,17 +875,37 @@ fn target_task(
         prune_disabled: false,
         prune_requires_confirmation: false,
         crd_for: crd_group_kind(r).map(|(g, k)| format!("{g}/{k}")),
+        before_dry_run: false,
     }
 }
 
 /// Step 9: group sorted tasks into steps; SyncFail tasks form one conditional step.
-pub(crate) fn group_steps(built: Built) -> Plan {
+///
+/// The Namespace created before the dry run goes first, into the first step: the real
+/// controller (v3.2.11) applied it and the first step within a second, with no wave delay
+/// between them, also when that step is PreSync wave 5 or a Sync step (docs/argocd-observed.md).
+pub(crate) fn group_steps(mut built: Built) -> Plan {
     let multi = multi_step(built.tasks.iter());
+    if let Some(at) = built.tasks.iter().position(|t| t.before_dry_run) {
+        let ns = built.tasks.remove(at);
+        built.tasks.insert(0, ns);
+        let old_index: Vec<usize> = built.tasks.iter().map(|t| t.index).collect();
+        for (i, t) in built.tasks.iter_mut().enumerate() {
+            t.index = i;
+        }
+        for inv in &mut built.invalid {
+            if let Some(i) = old_index.iter().position(|&o| o == inv.task) {
+                inv.task = i;
+            }
+        }
+    }
     let (sync_fail, main): (Vec<Task>, Vec<Task>) = built
         .tasks
         .into_iter()
         .partition(|t| t.phase == SyncPhase::SyncFail);
     let mut steps: Vec<Step> = Vec::new();
+    let mut main = main.into_iter().peekable();
+    let head = main.next_if(|t| t.before_dry_run);
     for t in main {
         match steps.last_mut() {
             Some(s) if s.phase == t.phase && s.wave == t.wave => s.tasks.push(t),
@@ -886,6 +913,21 @@ pub(crate) fn group_steps(built: Built) -> Plan {
                 phase: t.phase,
                 wave: t.wave,
                 tasks: vec![t],
+                gate: Gate::HooksAndResources,
+                health_gated: true,
+                is_final: false,
+                conditional: false,
+            }),
+        }
+    }
+    // The namespace joins the first step (or is the only one).
+    if let Some(ns) = head {
+        match steps.first_mut() {
+            Some(first) => first.tasks.insert(0, ns),
+            None => steps.push(Step {
+                phase: ns.phase,
+                wave: ns.wave,
+                tasks: vec![ns],
                 gate: Gate::HooksAndResources,
                 health_gated: true,
                 is_final: false,

@@ -311,6 +311,7 @@ mod tests {
             prune_disabled: false,
             prune_requires_confirmation: false,
             crd_for: None,
+            before_dry_run: false,
         }
     }
 

@@ -339,7 +339,7 @@ app_stays_synced() {
 scenario_argocd_no_drift() {
     local ns=drift-seed
     ns "$ns"
-    register_for "$ns" shop
+    register_for "$ns" drift-shop
     publish_seed "$ns"
     app_create "$ns" "$ns" "$ns" auto
     wait_for "ExternalSecret $ns/db-credentials (Sync wave 2)" 120 k get externalsecrets.external-secrets.io db-credentials -n "$ns" -o name
@@ -348,8 +348,11 @@ scenario_argocd_no_drift() {
     app_wait "$ns" 120 "Synced, Healthy, operation Succeeded" \
         '.status.sync.status == "Synced" and .status.health.status == "Healthy" and .status.operationState.phase == "Succeeded"'
 
-    as_git_publish clean-app "$ROOT/examples/clean-app/manifests.yaml" >/dev/null
-    app_create clean-app clean-app shop auto
+    # In a namespace of its own: argocd_oracle syncs examples/clean-app into `shop` from scratch.
+    python3 "$MANIFESTS_PY" --namespace shop=drift-shop -o "$WORK/manifests/drift-shop" \
+        "$ROOT/examples/clean-app/manifests.yaml" || fail "manifests.py failed"
+    as_git_publish clean-app "$WORK/manifests/drift-shop/manifests.yaml" >/dev/null
+    app_create clean-app clean-app drift-shop auto
     app_wait clean-app 120 "Synced, Healthy, operation Succeeded" \
         '.status.sync.status == "Synced" and .status.operationState.phase == "Succeeded"'
     # (Argo CD 3.x keeps per-resource health out of status.resources unless
@@ -390,14 +393,24 @@ scenario_argocd_chart() {
 
 # --- the controller as the oracle of `syncguard plan` ---------------------------------------
 
-# oracle_record CASE: what the API server's audit log holds about Application CASE's objects
-# (namespace CASE), and its operationState, into $WORK/oracle/ for tests/oracle_recorded.rs.
+# oracle_record CASE [SCOPE]: what the API server's audit log holds about Application CASE and
+# its objects, and its operationState, into $WORK/oracle/ for tests/oracle_recorded.rs. SCOPE
+# is `manifests.py --scope` JSON (the namespaces and cluster-scoped names of the objects); by
+# default everything is in namespace CASE.
 oracle_record() {
     local case="$1" dir="$WORK/oracle"
+    local scope="${2:-}"
+    [[ -n "$scope" ]] || scope="$(jq -cn --arg c "$case" '{namespaces: [$c], cluster: [$c]}')"
     mkdir -p "$dir"
-    jq -c --arg c "$case" 'select(.objectRef.namespace == $c
-        or (.objectRef.resource == "namespaces" and .objectRef.name == $c)
-        or (.objectRef.resource == "applications" and .objectRef.name == $c))' "$WORK/audit/audit.log" >"$dir/$case.audit.jsonl"
+    # Only the application-controller's requests and the fields the recorder reads: the
+    # committed recordings stay small.
+    jq -c --arg c "$case" --argjson s "$scope" 'select(.user.username == "argocd-application-controller") | select(
+        (.objectRef.namespace // "") as $ns | ($ns != "" and ($s.namespaces | index($ns)))
+        or ((.objectRef.namespace // "") == "" and (.objectRef.name as $n | $s.cluster | index($n)))
+        or (.objectRef.resource == "applications" and .objectRef.name == $c))
+        | {kind, stage, requestURI, verb, user: {username: .user.username}, objectRef,
+           responseStatus: {code: .responseStatus.code}, requestReceivedTimestamp, stageTimestamp}' \
+        "$WORK/audit/audit.log" >"$dir/$case.audit.jsonl"
     app_json "$case" | jq '.status.operationState' >"$dir/$case.operation.json"
     log "recorded $case: $(wc -l <"$dir/$case.audit.jsonl") audit events, operation $(jq -r .phase "$dir/$case.operation.json")"
 }
@@ -415,6 +428,33 @@ oracle_manual() {
     app_wait "$case" 60 "compared with the new commit" '.status.sync.status == "OutOfSync"'
     app_sync "$case"
     app_wait "$case" 120 "operation $phase" ".status.operationState.phase == \"$phase\""
+}
+
+# oracle_listed NAME DEST SOURCES OPTIONS: one case of tests/fixtures/audit/cases (see there):
+# published, synced by hand until it ends, recorded. oracle_play_NAME (dashes as underscores),
+# when defined, plays the controllers the case needs while the sync runs.
+oracle_listed() {
+    local case="$1" dest="$2" sources options src
+    read -r -a sources <<<"$3"
+    read -r -a options <<<"$4"
+    local out="$WORK/manifests/oracle-$case" paths=()
+    for src in "${sources[@]}"; do paths+=("$ROOT/$src"); done
+    python3 "$MANIFESTS_PY" --drop-kind Application "${options[@]}" -o "$out" "${paths[@]}" || fail "manifests.py failed for $case"
+    as_git_publish "oracle-$case" "$out"/*.yaml >/dev/null
+    app_create "$case" "oracle-$case" "$dest" manual
+    app_wait "$case" 60 "compared with its commit" '.status.sync.status == "OutOfSync"'
+    app_sync "$case"
+    local play="oracle_play_${case//-/_}"
+    if declare -F "$play" >/dev/null; then "$play" "$dest"; fi
+    app_wait "$case" 180 "operation Succeeded" '.status.operationState.phase == "Succeeded"'
+    oracle_record "$case" "$(python3 "$MANIFESTS_PY" --scope "$dest" "${paths[@]}")"
+    app_stop "$case"
+}
+
+# examples/seed-incident: the ExternalSecret's controller writes the Secret and the Ready status.
+oracle_play_example_seed() {
+    wait_for "ExternalSecret $1/db-credentials" 120 k get externalsecrets.external-secrets.io db-credentials -n "$1" -o name
+    external_secrets_play "$1" db-credentials
 }
 
 # Every recorded case of tests/fixtures/audit synced again by the real controller, recorded from
@@ -438,6 +478,13 @@ scenario_argocd_oracle() {
     oracle_manual helm "$fx/helm.yaml" Succeeded
     oracle_record helm
     for case in syncfail prune helm; do app_stop "$case"; done
+
+    local name dest sources options line
+    while IFS='|' read -r name dest sources options; do
+        read -r name <<<"$name"
+        read -r dest <<<"$dest"
+        oracle_listed "$name" "$dest" "$sources" "$options"
+    done < <(grep -v '^#' "$fx/cases")
 
     local out rc=0
     # The step gap: a bit over half the controller's wave delay (argocd-stack.sh).

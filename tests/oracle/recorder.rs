@@ -9,7 +9,10 @@
 //! `gap` (default 1.5 s, less than the delay) belong to one step, and a longer silence starts the
 //! next one. A step also ends where the phase of the written objects changes, when the sync's
 //! own record (the operationState's `syncResult`, which gives each object's `syncPhase`) is
-//! given. Objects of one step form an unordered group.
+//! given — except after the sync's first writes when they are Namespaces only: the destination
+//! Namespace of `CreateNamespace=true` is created before the dry run with phase PreSync, and the
+//! first step follows it at once, whatever its phase (only the gap can separate them). Objects
+//! of one step form an unordered group.
 //!
 //! What counts: successful (`code < 400`), non-dry-run writes by the controller's user to
 //! anything but Argo CD's own objects and subresources; of each object only its first write of
@@ -127,11 +130,21 @@ pub fn recording(audit_log: &str, operation: Option<&Value>, filter: &Filter) ->
                     && plural_matches(&kind_group.1, &w.resource)
             })
             .map(|p| p.3.clone());
+        // The Namespace that CreateNamespace=true creates is written before the dry run, with
+        // phase PreSync, and the first step follows at once whatever its phase.
+        let namespace_first = steps.len() == 1
+            && steps[0]
+                .writes
+                .iter()
+                .all(|x| x.group.is_empty() && x.resource == "namespaces");
         let new_step = match &last {
             None => true,
             Some((prev_t, prev_phase)) => {
                 t - prev_t > gap_us
-                    || (w.phase.is_some() && prev_phase.is_some() && &w.phase != prev_phase)
+                    || (!namespace_first
+                        && w.phase.is_some()
+                        && prev_phase.is_some()
+                        && &w.phase != prev_phase)
             }
         };
         last = Some((t, w.phase.clone()));
