@@ -487,14 +487,13 @@ scenario_argocd_oracle() {
     done < <(grep -v '^#' "$fx/cases")
 
     local out rc=0
-    # The step gap: a bit over half the controller's wave delay (argocd-stack.sh).
-    local gap
-    gap="$(awk -v d="$AS_SYNC_WAVE_DELAY" 'BEGIN { print d * 0.6 }')"
-    out="$(cd "$ROOT" && SYNCGUARD_ORACLE_DIR="$WORK/oracle" SYNCGUARD_ORACLE_GAP="$gap" cargo test --locked --quiet --test oracle_recorded 2>&1)" || rc=$?
+    # The recordings say with which wave delay they were made (the step gap follows from it).
+    echo "$AS_SYNC_WAVE_DELAY" >"$WORK/oracle/wave-delay"
+    out="$(cd "$ROOT" && SYNCGUARD_ORACLE_DIR="$WORK/oracle" cargo test --locked --quiet --test oracle_recorded 2>&1)" || rc=$?
     printf '%s\n' "$out" | grep -E '^test |test result|panicked|step [0-9]' | sed 's/^/    /'
     assert_eq "tests/oracle_recorded.rs on this run's recordings: exit code" 0 "$rc"
     if [[ -n "${E2E_RECORD_FIXTURES:-}" ]]; then
-        cp "$WORK"/oracle/*.audit.jsonl "$WORK"/oracle/*.operation.json "$fx/"
+        cp "$WORK"/oracle/*.audit.jsonl "$WORK"/oracle/*.operation.json "$WORK"/oracle/wave-delay "$fx/"
         log "refreshed the recordings in tests/fixtures/audit/"
     fi
 }

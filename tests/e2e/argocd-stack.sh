@@ -30,8 +30,10 @@ KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 AS_APP_RESYNC="${AS_APP_RESYNC:-10}"
 # Seconds the controller sleeps after each sync step but the last (ARGOCD_SYNC_WAVE_DELAY, 2 by
 # default). Longer than Argo CD's default so that the applied-order recorder can tell steps
-# apart by their pauses even on a busy 2-core machine (tests/oracle/recorder.rs).
-AS_SYNC_WAVE_DELAY="${AS_SYNC_WAVE_DELAY:-4}"
+# apart by their pauses even on a busy 2-core machine (tests/oracle/recorder.rs): inside one
+# step the controller may pause over 3 s (it waits up to 3 s for a CRD to be Established, and a
+# dry run of 30 objects took 3.2 s while cargo compiled beside it), so 4 s was too short.
+AS_SYNC_WAVE_DELAY="${AS_SYNC_WAVE_DELAY:-8}"
 
 AS_DIR=""
 AS_PIDS=()
