@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::model::version::ArgoCdVersion;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// syncguard keeps Argo CD syncs safe.
@@ -588,6 +589,12 @@ pub struct CheckArgs {
     #[arg(long)]
     pub require_crds: bool,
 
+    /// The Argo CD release to judge for: 3.2 (or v3.2.11) and older run the standalone
+    /// gitops-engine, 3.3 and later the one inside argo-cd; a few sync and health rules differ
+    /// (docs/argocd-versions.md). Default: the newest release syncguard knows, or `argocd_version` in the policies' config.yaml.
+    #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
+    pub argocd_version: Option<ArgoCdVersion>,
+
     /// When to colour the text output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -603,6 +610,10 @@ pub struct InputsArgs {
     /// Destination namespace for apps whose Application is not in the input.
     #[arg(long, value_name = "NAMESPACE")]
     pub dest_namespace: Option<String>,
+
+    /// The Argo CD release the documents are for (`input.argocd`); as for `check`.
+    #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
+    pub argocd_version: Option<ArgoCdVersion>,
 }
 
 /// Report formats of `syncguard check`.
@@ -694,6 +705,12 @@ pub struct PlanArgs {
     /// Git revision, used to name hooks that only have `generateName`.
     #[arg(long, default_value = "")]
     pub revision: String,
+
+    /// The Argo CD release to judge for: 3.2 (or v3.2.11) and older run the standalone
+    /// gitops-engine, 3.3 and later the one inside argo-cd; a few sync and health rules differ
+    /// (docs/argocd-versions.md). Default: the newest release syncguard knows.
+    #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
+    pub argocd_version: Option<ArgoCdVersion>,
 
     /// When to colour the text output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]

@@ -26,6 +26,7 @@ use crate::model::app::{Application, group_by_app};
 use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::health::health_check_source;
 use crate::model::refs::{Reference, Resolution, produces, resolve_all};
+use crate::model::version::ArgoCdVersion;
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
 use crate::policy::PolicySet;
 
@@ -72,6 +73,8 @@ pub struct EvaluateOptions {
     /// Treat custom kinds whose CRD is not in the input as unknown to the cluster (Argo CD would
     /// then refuse the sync). Off by default: CRDs are usually installed by another app.
     pub require_crds: bool,
+    /// The Argo CD release judged for (`input.argocd`); it also picks the plan's flavour.
+    pub argocd: ArgoCdVersion,
 }
 
 impl Default for EvaluateOptions {
@@ -80,8 +83,21 @@ impl Default for EvaluateOptions {
             source: Source::Check,
             destination_namespace: None,
             require_crds: false,
+            argocd: ArgoCdVersion::default(),
         }
     }
+}
+
+/// `input.argocd`: the release rules judge for, and its gitops-engine flavour. `release` is
+/// `major * 100 + minor` (3.2 is 302), for comparisons in Rego: `input.argocd.release < 303`.
+pub fn argocd_input(v: ArgoCdVersion) -> Value {
+    json!({
+        "version": v.to_string(),
+        "major": v.major,
+        "minor": v.minor,
+        "release": v.major * 100 + v.minor,
+        "flavor": v.flavor(),
+    })
 }
 
 /// One Application's slice of the input, with everything computed about it.
@@ -262,6 +278,7 @@ impl<'a> AppView<'a> {
             managed_namespace_metadata: application
                 .as_ref()
                 .is_some_and(|a| a.managed_namespace_metadata),
+            flavor: options.argocd.flavor(),
             ..AppSettings::default()
         };
         let mut input = PlanInput::new(&objects, &[], settings);
@@ -356,6 +373,7 @@ impl<'a> AppView<'a> {
             "context".into(),
             json!({"source": options.source.context(), "dry_run": false}),
         );
+        doc.insert("argocd".into(), argocd_input(options.argocd));
         Value::Object(doc)
     }
 

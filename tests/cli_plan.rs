@@ -269,3 +269,105 @@ fn colour_is_only_used_when_asked_for() {
 fn write(dir: &Path, name: &str, text: &str) {
     std::fs::write(dir.join(name), text).unwrap();
 }
+
+#[test]
+fn the_plan_names_the_argo_cd_release_it_is_for_and_its_engine() {
+    let json = |args: &[&str]| -> Value {
+        let o = syncguard(args, None);
+        assert!(o.status.success(), "{o:?}");
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let default = json(&["plan", "--format", "json", "examples/clean-app"]);
+    assert_eq!(default["argocd"]["version"], "3.4");
+    assert_eq!(default["argocd"]["flavor"], "ge-mono");
+    let old = json(&[
+        "plan",
+        "--format",
+        "json",
+        "--argocd-version",
+        "v3.2.11",
+        "examples/clean-app",
+    ]);
+    assert_eq!(old["argocd"]["version"], "3.2.11");
+    assert_eq!(old["argocd"]["flavor"], "ge");
+    // Ordering is the same for both engines.
+    assert_eq!(old["applications"], default["applications"]);
+    let text = stdout(&syncguard(
+        &["plan", "--argocd-version", "3.2", "examples/clean-app"],
+        None,
+    ));
+    assert!(
+        text.contains("Planned for Argo CD 3.2 (standalone gitops-engine)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_argo_cd_version_that_is_not_one_is_refused_with_what_was_expected() {
+    let o = syncguard(
+        &["plan", "--argocd-version", "3.x", "examples/clean-app"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("\"3.x\" is not an Argo CD version"), "{err}");
+    assert!(err.contains("e.g. 3.2 or v3.2.11"), "{err}");
+}
+
+#[test]
+fn an_app_level_prune_false_keeps_prunes_only_from_argo_cd_3_3_on() {
+    // Spec §5.9 item 5: the standalone gitops-engine (Argo CD ≤ 3.2) reads Prune=false only
+    // from the live object's annotation; the Application's own sync option is ignored there.
+    let dir = std::env::temp_dir().join(format!("sg-plan-prune-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let app = dir.join("app.yaml");
+    std::fs::write(
+        &app,
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: shop, namespace: argocd}\n\
+         spec:\n  project: default\n  destination: {namespace: shop, server: https://kubernetes.default.svc}\n\
+         \x20 source: {repoURL: https://git.example.com/shop.git, path: ., targetRevision: main}\n\
+         \x20 syncPolicy: {syncOptions: [Prune=false]}\n---\n\
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: shop, labels: {app.kubernetes.io/instance: shop}}\ndata: {a: b}\n",
+    )
+    .unwrap();
+    let live = dir.join("live.yaml");
+    std::fs::write(
+        &live,
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone, namespace: shop, labels: {app.kubernetes.io/instance: shop}}\ndata: {a: b}\n",
+    )
+    .unwrap();
+    let prune_of = |version: &str| -> Value {
+        let o = syncguard(
+            &[
+                "plan",
+                "--format",
+                "json",
+                "--argocd-version",
+                version,
+                "--live",
+                live.to_str().unwrap(),
+                app.to_str().unwrap(),
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{o:?}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let app = v["applications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["application"] == "shop")
+            .expect("the Application shop")
+            .clone();
+        app["plan"]["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["tasks"].as_array().unwrap().clone())
+            .find(|t| t["is_prune"] == true)
+            .expect("a prune task")
+    };
+    assert_eq!(prune_of("3.2")["prune_disabled"], false);
+    assert_eq!(prune_of("3.3")["prune_disabled"], true);
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -1061,7 +1061,7 @@ fn c30_multistep_waits_for_health_between_waves() {
     assert_eq!(s2.phase, OperationPhase::Succeeded);
     assert_eq!(s2.message, "successfully synced (all tasks run)");
 
-    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &World::new());
+    let legacy = step(&input, &SyncState::new(Flavor::Ge), &World::new());
     assert_eq!(
         legacy.message,
         "waiting for healthy state of /Service/new-svc-2"
@@ -1077,7 +1077,7 @@ fn c31_sync_wave_hook_calls() {
         obj("Pod", "pod-3").hook("PostSync"),
     ]);
     let input = PlanInput::new(&targets, &[], app("app"));
-    for flavor in [Flavor::GeMono, Flavor::Legacy] {
+    for flavor in [Flavor::GeMono, Flavor::Ge] {
         let calls = |s: &SyncState| -> Vec<(SyncPhase, i64, bool)> {
             s.actions
                 .iter()
@@ -1288,7 +1288,7 @@ fn c36_custom_resources_validity_and_skip_dry_run() {
         "one or more synchronization tasks are not valid: the server could not find the requested resource"
     );
     assert!(s.actions.is_empty());
-    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &World::new());
+    let legacy = step(&input, &SyncState::new(Flavor::Ge), &World::new());
     assert_eq!(
         legacy.message,
         "one or more synchronization tasks are not valid"
@@ -1427,7 +1427,7 @@ fn a_running_task_whose_object_vanished_fails_in_ge_mono_and_waits_forever_in_le
         "one or more synchronization tasks completed unsuccessfully, reason: Resource batch/Job/db-migrate is missing, it might have been deleted"
     );
 
-    let l1 = step(&input, &SyncState::new(Flavor::Legacy), &World::new());
+    let l1 = step(&input, &SyncState::new(Flavor::Ge), &World::new());
     let mut l = l1;
     for _ in 0..5 {
         l = step(&input, &l, &gone);
@@ -1616,7 +1616,7 @@ fn an_apply_failure_next_to_a_running_hook_waits_in_ge_mono_and_fails_in_legacy(
         "one or more synchronization tasks completed unsuccessfully, reason: boom"
     );
 
-    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &world);
+    let legacy = step(&input, &SyncState::new(Flavor::Ge), &world);
     assert_eq!(legacy.phase, OperationPhase::Failed);
     assert_eq!(
         legacy.message,
@@ -1643,7 +1643,7 @@ fn an_apply_failure_with_a_sync_fail_hook_starts_it_in_both_flavours() {
         mono.message,
         "waiting for completion of hook /Pod/hook and 1 more hooks"
     );
-    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &world);
+    let legacy = step(&input, &SyncState::new(Flavor::Ge), &world);
     assert!(applied(&legacy).contains(&"on-fail".to_string()));
     assert_eq!(legacy.phase, OperationPhase::Running);
     assert_eq!(legacy.message, "one or more tasks are running");
@@ -1670,7 +1670,7 @@ fn a_sync_wave_hook_error_is_an_error_in_ge_mono_and_a_failure_in_legacy() {
             ..
         }
     )));
-    let legacy = step(&input, &SyncState::new(Flavor::Legacy), &world);
+    let legacy = step(&input, &SyncState::new(Flavor::Ge), &world);
     assert_eq!(legacy.phase, OperationPhase::Failed);
     assert_eq!(legacy.message, "SyncWaveHook failed: context canceled");
 }

@@ -41,20 +41,27 @@ fn audit_log(case: &str) -> String {
     read(&recording_file(&format!("{case}.audit.jsonl")))
 }
 
-/// The step gap of the committed recordings: the e2e stack runs the controller with a wave
-/// delay of 4 s (`AS_SYNC_WAVE_DELAY`, twice Argo CD's default, so that a busy machine cannot
-/// stretch the pauses inside a step past the gap), and the gap is 0.6 of it.
-const RECORDED_GAP: f64 = 2.4;
+/// The wave delay (`ARGOCD_SYNC_WAVE_DELAY`, seconds) the recordings read were made with: the
+/// `wave-delay` file beside them. The e2e stack runs the controller with a longer delay than
+/// Argo CD's 2 s (`AS_SYNC_WAVE_DELAY`), so that a busy machine cannot stretch the pauses inside
+/// a step past the gap.
+fn wave_delay() -> f64 {
+    let text = read(&recording_file("wave-delay"));
+    text.trim()
+        .parse()
+        .unwrap_or_else(|_| panic!("wave-delay: {text:?} is not a number of seconds"))
+}
 
-/// The step gap for the recordings read: `SYNCGUARD_ORACLE_GAP` seconds when set (the e2e
-/// scenario passes 0.6 of the stack's wave delay), else [`RECORDED_GAP`].
+/// The step gap: 0.6 of the wave delay, above the longest pause seen inside a step (the
+/// controller waits up to 3 s for a CRD to be Established) and below the delay.
+fn gap() -> f64 {
+    0.6 * wave_delay()
+}
+
 fn filter_for(op: &Value) -> Filter {
-    let gap = std::env::var("SYNCGUARD_ORACLE_GAP")
-        .ok()
-        .and_then(|g| g.parse().ok());
     Filter {
         since: op["startedAt"].as_str().map(str::to_string),
-        gap_seconds: gap.unwrap_or(RECORDED_GAP),
+        gap_seconds: gap(),
         ..Filter::default()
     }
 }
@@ -99,12 +106,14 @@ fn tasks_of(step: &Value) -> Vec<Task> {
 /// The plan's steps and its SyncFail step (if any).
 fn plan_of(args: &[&str]) -> (Vec<Vec<Task>>, Option<Vec<Task>>) {
     let out = Command::new(env!("CARGO_BIN_EXE_syncguard"))
-        .args(["plan", "--format", "json"])
+        // The flavour of the recorded controller, Argo CD v3.2.11: the standalone gitops-engine.
+        .args(["plan", "--format", "json", "--argocd-version", "3.2.11"])
         .args(args)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["argocd"]["flavor"], "ge");
     let plan = &doc["applications"][0]["plan"];
     let steps = plan["steps"]
         .as_array()
@@ -242,7 +251,12 @@ fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
     // step of its own; a gap between that pause and the wave delay gives the 6 steps; above
     // the wave delay every step runs into the next.
     assert_eq!(with_gap(0.5), 7);
-    assert_eq!(with_gap(RECORDED_GAP), 6);
+    let committed_delay: f64 = read(&fixture("wave-delay")).trim().parse().unwrap();
+    assert_eq!(
+        committed_delay, 4.0,
+        "the numbers here are those of the committed recording"
+    );
+    assert_eq!(with_gap(0.6 * committed_delay), 6);
     assert_eq!(with_gap(5.0), 1);
 }
 

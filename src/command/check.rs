@@ -75,6 +75,10 @@ pub fn run(
     let options = EvaluateOptions {
         destination_namespace: args.dest_namespace.clone(),
         require_crds: args.require_crds,
+        argocd: args
+            .argocd_version
+            .or(policies.config().argocd_version)
+            .unwrap_or_default(),
         ..EvaluateOptions::default()
     };
     let errors = loaded.errors.iter().map(ToString::to_string).collect();

@@ -16,6 +16,7 @@ pub fn run(args: &InputsArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let options = EvaluateOptions {
         destination_namespace: args.dest_namespace.clone(),
+        argocd: args.argocd_version.unwrap_or_default(),
         ..EvaluateOptions::default()
     };
     let (inputs, _) = build_inputs(&loaded.resources, &options);

@@ -52,6 +52,7 @@ pub fn build_report(
             revision: args.revision.clone(),
             prune: true,
             managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
+            flavor: args.argocd_version.unwrap_or_default().flavor(),
             ..AppSettings::default()
         };
         let mut input = PlanInput::new(&members, live, settings);
@@ -69,6 +70,7 @@ pub fn build_report(
         ));
     }
     PlanReport {
+        argocd: args.argocd_version.unwrap_or_default().into(),
         applications,
         errors,
     }

@@ -694,6 +694,7 @@ mod tests {
             source: Source::Admission,
             destination_namespace: namespace.map(str::to_string),
             require_crds: false,
+            argocd: "3.2".parse().unwrap(),
         }
     }
 
@@ -805,6 +806,11 @@ mod tests {
         let job = applied_job(&declared);
         let doc = build_admission_input(&job, &[], &facts(), &options(Some("orders")));
         assert_eq!(doc["declared"], declared);
+        // The release judged for rides along in every document.
+        assert_eq!(
+            doc["argocd"],
+            json!({"version": "3.2", "major": 3, "minor": 2, "release": 302, "flavor": "ge"})
+        );
         assert_eq!(doc["resource"]["spec"]["backoffLimit"], 6);
 
         // Only on CREATE: an UPDATE's annotation describes the previous apply as well.

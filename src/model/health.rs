@@ -29,15 +29,7 @@ use super::Resource;
 
 /// Which gitops-engine the assessment imitates. The two differ in a handful of health rules
 /// (spec §5.9 item 7), and users run both in production.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum Flavor {
-    /// Standalone `argoproj/gitops-engine`, used by Argo CD up to 3.2.
-    Legacy,
-    /// The `gitops-engine/` directory inside `argoproj/argo-cd` (Argo CD 3.3 and later). The
-    /// default, because it is what current Argo CD runs.
-    #[default]
-    Mono,
-}
+pub use super::version::Flavor;
 
 /// A health verdict, as Argo CD spells and ranks it.
 ///
@@ -116,7 +108,7 @@ impl Health {
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum HealthError {
     /// The group and kind have a built-in check, but not for this version (e.g. `apps/v1beta2`
-    /// Deployment, or `autoscaling/v2beta2` HPA with [`Flavor::Mono`]). Argo CD does not fall back
+    /// Deployment, or `autoscaling/v2beta2` HPA with [`Flavor::GeMono`]). Argo CD does not fall back
     /// to "no health": the object is `Unknown`, so such an object blocks a wave forever.
     /// The message matches Argo CD's (`unsupported Deployment GVK: apps/v1beta2, Kind=Deployment`).
     #[error(
@@ -345,8 +337,8 @@ impl Check {
             Self::Ingress | Self::Workflow => true,
             Self::ApiService => matches!(version, "v1" | "v1beta1"),
             Self::HorizontalPodAutoscaler => match flavor {
-                Flavor::Legacy => matches!(version, "v1" | "v2" | "v2beta1" | "v2beta2"),
-                Flavor::Mono => matches!(version, "v1" | "v2"),
+                Flavor::Ge => matches!(version, "v1" | "v2" | "v2beta1" | "v2beta2"),
+                Flavor::GeMono => matches!(version, "v1" | "v2"),
             },
             Self::Deployment
             | Self::StatefulSet
@@ -728,8 +720,8 @@ fn job_health(obj: &Value, flavor: Flavor) -> Health {
         Health::new(HealthStatus::Degraded, fail_message)
     } else if suspended {
         let shown = match flavor {
-            Flavor::Legacy => fail_message,
-            Flavor::Mono => message,
+            Flavor::Ge => fail_message,
+            Flavor::GeMono => message,
         };
         Health::new(HealthStatus::Suspended, shown)
     } else {
@@ -748,7 +740,7 @@ fn pod_health(obj: &Value, flavor: Flavor) -> Health {
     use HealthStatus::{Degraded, Healthy, Progressing, Unknown};
     let restart_policy = get_str(obj, &["spec", "restartPolicy"]);
     let long_running = restart_policy == "Always"
-        || (flavor == Flavor::Mono
+        || (flavor == Flavor::GeMono
             && string_annotation(obj, IGNORE_RESTART_POLICY_ANNOTATION) == Some("true")
             && !is_hook(obj));
     let container_statuses = get_list(obj, &["status", "containerStatuses"]);
@@ -1000,7 +992,7 @@ fn hpa_conditions_health(conds: &[Condition<'_>], flavor: Flavor) -> Health {
         matches!(c.kind, "AbleToScale" | "ScalingLimited") && c.status == "True"
     };
     let verdict = match flavor {
-        Flavor::Legacy => conds.iter().find_map(|c| {
+        Flavor::Ge => conds.iter().find_map(|c| {
             if degraded(c) {
                 Some(Health::new(HealthStatus::Degraded, c.message))
             } else if healthy(c) {
@@ -1009,7 +1001,7 @@ fn hpa_conditions_health(conds: &[Condition<'_>], flavor: Flavor) -> Health {
                 None
             }
         }),
-        Flavor::Mono => conds
+        Flavor::GeMono => conds
             .iter()
             .find(|c| degraded(c))
             .map(|c| Health::new(HealthStatus::Degraded, c.message))
@@ -1035,7 +1027,7 @@ fn is_hpa_degraded(c: &Condition<'_>, flavor: Flavor) -> bool {
             | "FailedGetPodsMetric"
             | "FailedGetExternalMetric"
             | "FailedComputeMetricsReplicas",
-        ) => flavor == Flavor::Mono,
+        ) => flavor == Flavor::GeMono,
         _ => false,
     }
 }
@@ -1156,8 +1148,8 @@ mod tests {
 
     /// Both flavors agree on the status, which is then returned.
     fn status_in_both(obj: &Value) -> HealthStatus {
-        let legacy = verdict_with(obj, Flavor::Legacy).status;
-        let mono = verdict_with(obj, Flavor::Mono).status;
+        let legacy = verdict_with(obj, Flavor::Ge).status;
+        let mono = verdict_with(obj, Flavor::GeMono).status;
         assert_eq!(legacy, mono, "flavors disagree on {obj}");
         mono
     }
@@ -1276,7 +1268,7 @@ mod tests {
         }));
         assert_eq!(status_in_both(&suspended), Suspended);
         assert_eq!(
-            hook_outcome(&assess_with(&suspended, Flavor::Mono)),
+            hook_outcome(&assess_with(&suspended, Flavor::GeMono)),
             TaskHealthOutcome::Running
         );
     }
@@ -1287,10 +1279,10 @@ mod tests {
             "conditions": [{"type": "Suspended", "status": "True", "message": "Job suspended"}]
         }));
         assert_eq!(
-            verdict_with(&suspended, Flavor::Mono).message.as_deref(),
+            verdict_with(&suspended, Flavor::GeMono).message.as_deref(),
             Some("Job suspended")
         );
-        assert_eq!(verdict_with(&suspended, Flavor::Legacy).message, None);
+        assert_eq!(verdict_with(&suspended, Flavor::Ge).message, None);
     }
 
     #[test]
@@ -1497,8 +1489,8 @@ mod tests {
             json!({"phase": "Running", "conditions": [ready_condition("True")]}),
         );
         never["metadata"]["annotations"] = json!({IGNORE_RESTART_POLICY_ANNOTATION: "true"});
-        assert_eq!(verdict_with(&never, Flavor::Mono).status, Healthy);
-        assert_eq!(verdict_with(&never, Flavor::Legacy).status, Progressing);
+        assert_eq!(verdict_with(&never, Flavor::GeMono).status, Healthy);
+        assert_eq!(verdict_with(&never, Flavor::Ge).status, Progressing);
 
         let mut backoff = pod(
             "OnFailure",
@@ -1506,8 +1498,8 @@ mod tests {
                    "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}}}]}),
         );
         backoff["metadata"]["annotations"] = json!({IGNORE_RESTART_POLICY_ANNOTATION: "true"});
-        assert_eq!(verdict_with(&backoff, Flavor::Mono).status, Degraded);
-        assert_eq!(verdict_with(&backoff, Flavor::Legacy).status, Progressing);
+        assert_eq!(verdict_with(&backoff, Flavor::GeMono).status, Degraded);
+        assert_eq!(verdict_with(&backoff, Flavor::Ge).status, Progressing);
 
         let mut not_exactly_true = never.clone();
         not_exactly_true["metadata"]["annotations"] =
@@ -1616,7 +1608,7 @@ mod tests {
             json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
                    "readyReplicas": 2, "availableReplicas": 2}),
         );
-        assert_eq!(assess_with(&nginx, Flavor::Mono), ok(Healthy));
+        assert_eq!(assess_with(&nginx, Flavor::GeMono), ok(Healthy));
         assert_eq!(status_in_both(&nginx), Healthy);
     }
 
@@ -1662,7 +1654,7 @@ mod tests {
     fn an_apps_v1beta2_deployment_is_an_error_reported_as_unknown() {
         let mut old = deployment(json!({"replicas": 1}), 1, json!({"observedGeneration": 1}));
         old["apiVersion"] = json!("apps/v1beta2");
-        let result = assess_with(&old, Flavor::Mono);
+        let result = assess_with(&old, Flavor::GeMono);
         let expected = HealthError::UnsupportedVersion {
             group: "apps".into(),
             version: "v1beta2".into(),
@@ -1695,7 +1687,7 @@ mod tests {
             ("autoscaling", "v3", "HorizontalPodAutoscaler"),
         ];
         for (group, version, kind) in cases {
-            for flavor in [Flavor::Legacy, Flavor::Mono] {
+            for flavor in [Flavor::Ge, Flavor::GeMono] {
                 let result = assess(group, version, kind, &json!({}), flavor);
                 assert!(
                     matches!(result, Err(HealthError::UnsupportedVersion { .. })),
@@ -1703,7 +1695,7 @@ mod tests {
                 );
             }
         }
-        let err = assess("", "v2", "Pod", &json!({}), Flavor::Mono);
+        let err = assess("", "v2", "Pod", &json!({}), Flavor::GeMono);
         assert_eq!(
             err.map_err(|e| e.to_string()),
             Err("unsupported Pod GVK: /v2, Kind=Pod".to_string())
@@ -1714,7 +1706,7 @@ mod tests {
     fn ingress_and_workflow_accept_any_version() {
         let ingress = json!({"status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}});
         assert_eq!(
-            assess("extensions", "v1beta1", "Ingress", &ingress, Flavor::Mono),
+            assess("extensions", "v1beta1", "Ingress", &ingress, Flavor::GeMono),
             ok(Healthy)
         );
         assert_eq!(
@@ -1723,13 +1715,13 @@ mod tests {
                 "v1beta1",
                 "Ingress",
                 &ingress,
-                Flavor::Mono
+                Flavor::GeMono
             ),
             ok(Healthy)
         );
         let wf = json!({"status": {"phase": "Succeeded"}});
         assert_eq!(
-            assess("argoproj.io", "v1beta1", "Workflow", &wf, Flavor::Mono),
+            assess("argoproj.io", "v1beta1", "Workflow", &wf, Flavor::GeMono),
             ok(Healthy)
         );
     }
@@ -1894,7 +1886,10 @@ mod tests {
                    "status": status})
         };
         assert_eq!(
-            assess_with(&svc("ClusterIP", json!({"loadBalancer": {}})), Flavor::Mono),
+            assess_with(
+                &svc("ClusterIP", json!({"loadBalancer": {}})),
+                Flavor::GeMono
+            ),
             ok(Healthy)
         );
         let assigned = svc(
@@ -1903,7 +1898,7 @@ mod tests {
         );
         assert_eq!(status_in_both(&assigned), Healthy);
         let unassigned = svc("LoadBalancer", json!({"loadBalancer": {}}));
-        assert_eq!(assess_with(&unassigned, Flavor::Mono), ok(Progressing));
+        assert_eq!(assess_with(&unassigned, Flavor::GeMono), ok(Progressing));
     }
 
     #[test]
@@ -1918,7 +1913,7 @@ mod tests {
         let empty_entry = ing(json!({"loadBalancer": {"ingress": [{}]}}));
         assert_eq!(status(&empty_entry), Healthy);
         let unassigned = ing(json!({"loadBalancer": {}}));
-        assert_eq!(assess_with(&unassigned, Flavor::Mono), ok(Progressing));
+        assert_eq!(assess_with(&unassigned, Flavor::GeMono), ok(Progressing));
     }
 
     #[test]
@@ -2028,10 +2023,10 @@ mod tests {
             json!({}),
         );
         assert_eq!(
-            verdict_with(&annotated, Flavor::Mono),
+            verdict_with(&annotated, Flavor::GeMono),
             Health::new(Degraded, "unable to get metrics for resource cpu")
         );
-        assert_eq!(verdict_with(&annotated, Flavor::Legacy).status, Healthy);
+        assert_eq!(verdict_with(&annotated, Flavor::Ge).status, Healthy);
 
         let empty = hpa("v1", json!({HPA_V1_CONDITIONS_ANNOTATION: "[]"}), json!({}));
         assert_eq!(status_in_both(&empty), Progressing);
@@ -2060,7 +2055,7 @@ mod tests {
             r#"[{"status":true}]"#,
         ] {
             let h = hpa("v1", json!({HPA_V1_CONDITIONS_ANNOTATION: bad}), json!({}));
-            let result = assess_with(&h, Flavor::Mono);
+            let result = assess_with(&h, Flavor::GeMono);
             assert!(
                 matches!(result, Err(HealthError::MalformedHpaConditions { .. })),
                 "{bad:?}: {result:?}"
@@ -2080,11 +2075,11 @@ mod tests {
             ]}),
         );
         assert_eq!(
-            verdict_with(&healthy_then_degraded, Flavor::Legacy).status,
+            verdict_with(&healthy_then_degraded, Flavor::Ge).status,
             Healthy
         );
         assert_eq!(
-            verdict_with(&healthy_then_degraded, Flavor::Mono),
+            verdict_with(&healthy_then_degraded, Flavor::GeMono),
             Health::new(Degraded, "ScalingActive/FailedGetResourceMetric")
         );
 
@@ -2115,8 +2110,12 @@ mod tests {
                     hpa_condition("AbleToScale", "True", "ReadyForNewScale")
                 ]}),
             );
-            assert_eq!(verdict_with(&h, Flavor::Mono).status, Degraded, "{reason}");
-            assert_eq!(verdict_with(&h, Flavor::Legacy).status, Healthy, "{reason}");
+            assert_eq!(
+                verdict_with(&h, Flavor::GeMono).status,
+                Degraded,
+                "{reason}"
+            );
+            assert_eq!(verdict_with(&h, Flavor::Ge).status, Healthy, "{reason}");
         }
     }
 
@@ -2128,8 +2127,8 @@ mod tests {
                 json!({}),
                 json!({"conditions": [hpa_condition("AbleToScale", "True", "ReadyForNewScale")]}),
             );
-            assert_eq!(verdict_with(&h, Flavor::Legacy).status, Healthy);
-            let mono = assess_with(&h, Flavor::Mono);
+            assert_eq!(verdict_with(&h, Flavor::Ge).status, Healthy);
+            let mono = assess_with(&h, Flavor::GeMono);
             assert_eq!(
                 mono.map_err(|e| e.to_string()),
                 Err(format!(
@@ -2163,7 +2162,7 @@ mod tests {
         let odd = wf(json!({"phase": "Omitted"}));
         assert_eq!(status(&odd), Unknown);
         assert_eq!(
-            hook_outcome(&assess_with(&odd, Flavor::Mono)),
+            hook_outcome(&assess_with(&odd, Flavor::GeMono)),
             TaskHealthOutcome::Failed
         );
     }
@@ -2183,7 +2182,7 @@ mod tests {
             "status": {"health": {"status": "Degraded"}, "sync": {"status": "OutOfSync"}}
         });
         for obj in [&knative, &application] {
-            for flavor in [Flavor::Legacy, Flavor::Mono] {
+            for flavor in [Flavor::Ge, Flavor::GeMono] {
                 let result = assess_with(obj, flavor);
                 assert_eq!(result, Ok(None));
                 assert_eq!(hook_outcome(&result), TaskHealthOutcome::Succeeded);
@@ -2229,7 +2228,7 @@ mod tests {
         for (group, kind) in unchecked {
             assert!(!has_health_check(group, kind), "{group}/{kind}");
             assert_eq!(
-                assess(group, "v1", kind, &json!({}), Flavor::Mono),
+                assess(group, "v1", kind, &json!({}), Flavor::GeMono),
                 Ok(None)
             );
         }
@@ -2243,7 +2242,7 @@ mod tests {
             "metadata": {"name": "creds", "deletionTimestamp": "2024-05-01T10:00:00Z",
                          "finalizers": ["kubernetes"]}});
         assert_eq!(
-            assess_with(&secret, Flavor::Mono),
+            assess_with(&secret, Flavor::GeMono),
             Ok(Some(Health::new(Progressing, PENDING_DELETION)))
         );
         // Before the version check too: a deleting v1beta2 Deployment is not an error.
@@ -2261,7 +2260,7 @@ mod tests {
         let mut secret = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s", "deletionTimestamp": "2024-05-01T10:00:00Z",
                          "finalizers": [HOOK_FINALIZER]}});
-        assert_eq!(assess_with(&secret, Flavor::Mono), Ok(None));
+        assert_eq!(assess_with(&secret, Flavor::GeMono), Ok(None));
         // A finalizer list with a non-string entry reads as no finalizers at all, like Go's.
         secret["metadata"]["finalizers"] = json!([HOOK_FINALIZER, 7]);
         assert_eq!(status(&secret), Progressing);
@@ -2296,7 +2295,7 @@ mod tests {
             json!("0001-01-01T02:00:00+02:00"),
         ] {
             assert_eq!(
-                assess_with(&with_ts(ignored.clone()), Flavor::Mono),
+                assess_with(&with_ts(ignored.clone()), Flavor::GeMono),
                 Ok(None),
                 "{ignored}"
             );
@@ -2384,7 +2383,7 @@ mod tests {
     fn assess_resource_uses_the_resources_own_group_version_and_kind() {
         let raw = job(json!({"conditions": [{"type": "Complete", "status": "True"}]}));
         let r = Resource::from_value(raw, None).unwrap();
-        assert_eq!(assess_resource(&r, Flavor::Mono), ok(Healthy));
+        assert_eq!(assess_resource(&r, Flavor::GeMono), ok(Healthy));
     }
 
     // ----- Robustness ------------------------------------------------------------------------
@@ -2464,7 +2463,7 @@ mod tests {
         ];
         for (group, version, kind) in kinds {
             for obj in &weird {
-                for flavor in [Flavor::Legacy, Flavor::Mono] {
+                for flavor in [Flavor::Ge, Flavor::GeMono] {
                     // Any verdict is fine; reaching the end without a panic is the point.
                     let _ = assess(group, version, kind, obj, flavor);
                 }

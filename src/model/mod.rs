@@ -9,6 +9,7 @@ pub mod app;
 pub mod argo;
 pub mod health;
 pub mod refs;
+pub mod version;
 
 use std::sync::Arc;
 

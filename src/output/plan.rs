@@ -14,6 +14,7 @@ use crate::model::Resource;
 use crate::model::argo::SyncPhase;
 use crate::model::health::{HealthCheckSource, health_check_source};
 use crate::model::refs::is_cluster_scoped;
+use crate::model::version::{ArgoCdVersion, Flavor};
 use crate::plan::{Gate, IgnoreReason, Plan, Step, Task, TaskSource};
 
 /// One planned Application (or the whole input when it names none).
@@ -35,10 +36,30 @@ pub struct PlannedApp {
 /// Everything `syncguard plan` prints.
 #[derive(Debug, Serialize)]
 pub struct PlanReport {
+    /// The Argo CD release planned for (`--argocd-version`) and its gitops-engine flavour.
+    pub argocd: PlannedFor,
     /// One entry per Application.
     pub applications: Vec<PlannedApp>,
     /// Input problems (`file:line: message`); the plan covers everything else.
     pub errors: Vec<String>,
+}
+
+/// Which Argo CD a plan is for.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PlannedFor {
+    /// The release, as given.
+    pub version: ArgoCdVersion,
+    /// Its engine: `ge` (Argo CD ≤ 3.2) or `ge-mono` (3.3 and later).
+    pub flavor: Flavor,
+}
+
+impl From<ArgoCdVersion> for PlannedFor {
+    fn from(version: ArgoCdVersion) -> Self {
+        PlannedFor {
+            version,
+            flavor: version.flavor(),
+        }
+    }
 }
 
 impl PlannedApp {
@@ -235,6 +256,15 @@ pub fn render_text(report: &PlanReport, color: bool) -> String {
         }
         render_app(&mut out, app, st);
     }
+    let _ = writeln!(
+        out,
+        "\n{}",
+        st.dim(&format!(
+            "Planned for Argo CD {} ({}); --argocd-version picks another release.",
+            report.argocd.version,
+            report.argocd.flavor.describe()
+        ))
+    );
     if !report.errors.is_empty() {
         let _ = writeln!(out, "\n{}", st.red(&st.bold("Input errors (not planned)")));
         for e in &report.errors {

@@ -3,7 +3,7 @@
 //!
 //! Everything follows `reference/argocd-sync-semantics.md` (the spec): sections 2–4 for task
 //! building and ordering, 5–6 for execution. The default semantics are those of the current
-//! Argo CD (gitops-engine inside the argo-cd repository, "GE-mono"); [`tick::Flavor::Legacy`]
+//! Argo CD (gitops-engine inside the argo-cd repository, "GE-mono"); [`tick::Flavor::Ge`]
 //! switches the execution differences of spec §5.9 back to the standalone gitops-engine.
 //!
 //! # Pipeline (spec §11)
@@ -32,6 +32,7 @@ use serde_json::Value;
 
 use crate::model::Resource;
 use crate::model::argo::{DeletePolicy, Ignored, SyncFacts, SyncOptions, SyncPhase};
+use crate::model::version::Flavor;
 
 pub use apis::{ClusterApis, is_builtin_group};
 pub use order::{KIND_ORDER, kind_order};
@@ -68,6 +69,10 @@ pub struct AppSettings {
     pub namespace_exists: bool,
     /// `spec.syncPolicy.managedNamespaceMetadata` is set (see `namespace_exists`).
     pub managed_namespace_metadata: bool,
+    /// The Argo CD generation planned for. Ordering is the same in both; GE-mono alone honours
+    /// an app-level `Prune=false`/`Prune=confirm` as the default of every prune (spec §5.9
+    /// item 5): Argo CD ≤ 3.2 reads those only from the live object's annotation.
+    pub flavor: Flavor,
 }
 
 impl Default for AppSettings {
@@ -81,6 +86,7 @@ impl Default for AppSettings {
             prune: false,
             namespace_exists: false,
             managed_namespace_metadata: false,
+            flavor: Flavor::default(),
         }
     }
 }
@@ -662,7 +668,10 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
 
     // Prune tasks: live objects no managed target matched; hooks and Skip are never pruned.
     let app_prune_last = app.sync_options.has("PruneLast=true");
-    let app_prune_default = option_value(&app.sync_options.items, "Prune");
+    let app_prune_default = match app.flavor {
+        Flavor::GeMono => option_value(&app.sync_options.items, "Prune"),
+        Flavor::Ge => None,
+    };
     for (l, r) in input.live.iter().enumerate() {
         if live_matched.get(l).copied().unwrap_or(true) || !present(l) {
             continue;

@@ -38,23 +38,17 @@ use crate::model::argo::{DeletePolicy, HOOK_FINALIZER, SyncPhase};
 
 use super::{ObjectKey, Overrides, PlanInput, Task, build};
 
-/// Which Argo CD generation to simulate (spec §5.9).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Flavor {
-    /// gitops-engine inside argo-cd (Argo CD ≥ 3.3): the default.
-    #[default]
-    GeMono,
-    /// Standalone gitops-engine (Argo CD ≤ 3.2). Differences implemented: a running task whose
-    /// object vanished waits forever (Δ1); the final-step check counts hooks of the current
-    /// step as remaining and names the next task to run (Δ2, C30); an apply failure runs the
-    /// SyncFail hooks at once instead of waiting for running hooks (Δ3); a SyncWaveHook error
-    /// gives `Failed` (Δ4); the legacy "waiting for …" wording (first task decides) and
-    /// prune-confirmation message; hook refresh clears the result code; terminate deletes only
-    /// running hooks. Not covered: Δ5 (the app-level `Prune=` default is always honoured),
-    /// Δ6 (`Replace`/`Force` are not simulated), Δ7 (health is caller-supplied).
-    Legacy,
-}
+/// Which Argo CD generation to simulate (spec §5.9): [`Flavor::GeMono`] (Argo CD ≥ 3.3, the
+/// default) or [`Flavor::Ge`] (standalone gitops-engine, Argo CD ≤ 3.2). Differences implemented
+/// for GE: a running task whose object vanished waits forever (Δ1); the final-step check counts
+/// hooks of the current step as remaining and names the next task to run (Δ2, C30); an apply
+/// failure runs the SyncFail hooks at once instead of waiting for running hooks (Δ3); a
+/// SyncWaveHook error gives `Failed` (Δ4); the legacy "waiting for …" wording (first task
+/// decides) and prune-confirmation message; hook refresh clears the result code; terminate
+/// deletes only running hooks. Δ5 (the app-level `Prune=` default, GE-mono only) is decided when
+/// the plan is built ([`super::AppSettings::flavor`]); not covered: Δ6 (`Replace`/`Force` are
+/// not simulated), Δ7 (health is caller-supplied).
+pub use crate::model::version::Flavor;
 
 /// A health verdict the caller supplies for a live object (spec §5.2, §8.9).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]

@@ -16,6 +16,7 @@ use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, YamlData};
 use serde_json::{Map, Number, Value, json};
 
 use crate::finding::{Action, RuleId};
+use crate::model::version::{ArgoCdVersion, VersionError};
 
 /// Default for `annotation_exemptions`.
 pub const DEFAULT_ANNOTATION_EXEMPTIONS: bool = true;
@@ -119,6 +120,9 @@ pub struct Config {
     /// Values mutating rules inject, defaults filled in. Free-form beyond the known keys so new
     /// rules can add their own without a schema change.
     pub defaults: Map<String, Value>,
+    /// `argocd_version`: the Argo CD release the rules judge for, unless `--argocd-version`
+    /// says otherwise (`None`: the newest syncguard knows).
+    pub argocd_version: Option<ArgoCdVersion>,
     /// Line of each rule ID mentioned in `actions`/`namespaces`, to point at unknown IDs later.
     rule_lines: Vec<(RuleId, usize)>,
 }
@@ -136,6 +140,7 @@ impl Default for Config {
                 .map(|n| NamespacePattern::Exact((*n).to_string()))
                 .collect(),
             defaults,
+            argocd_version: None,
             rule_lines: Vec::new(),
         }
     }
@@ -182,12 +187,28 @@ impl Config {
                         .collect::<Result<_, _>>()?;
                 }
                 "defaults" => config.defaults = defaults(value)?,
+                "argocd_version" => {
+                    let text = match &value.data {
+                        YamlData::Value(Scalar::String(s)) => s.to_string(),
+                        _ => {
+                            return Err(at(
+                                value,
+                                "argocd_version must be a quoted version such as \"3.2\" \
+                                 (unquoted, 3.10 would read as the number 3.1)",
+                            ));
+                        }
+                    };
+                    config.argocd_version = Some(
+                        text.parse()
+                            .map_err(|e: VersionError| at(value, e.to_string()))?,
+                    );
+                }
                 other => {
                     return Err(at(
                         key,
                         format!(
                             "unknown key `{other}` (expected annotation_exemptions, actions, \
-                             namespaces, exempt_namespaces, defaults)"
+                             namespaces, exempt_namespaces, defaults, argocd_version)"
                         ),
                     ));
                 }
@@ -427,6 +448,29 @@ fn scalar_json(node: &MarkedYaml<'_>, what: &str) -> Result<Value, ConfigError> 
 #[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn argocd_version_is_read_quoted_and_refused_with_its_line_otherwise() {
+        let c = Config::parse("argocd_version: \"v3.2.11\"\n").unwrap();
+        assert_eq!(
+            c.argocd_version.map(|v| v.to_string()),
+            Some("3.2.11".into())
+        );
+        assert_eq!(Config::default().argocd_version, None);
+        let float = Config::parse("actions: {}\nargocd_version: 3.10\n").unwrap_err();
+        assert_eq!(float.line, Some(2));
+        assert!(
+            float.message.contains("quoted version"),
+            "{}",
+            float.message
+        );
+        let bad = Config::parse("argocd_version: \"three\"\n").unwrap_err();
+        assert!(
+            bad.message.contains("is not an Argo CD version"),
+            "{}",
+            bad.message
+        );
+    }
 
     fn id(s: &str) -> RuleId {
         RuleId::from(s)

@@ -679,6 +679,7 @@ pub fn evaluate_inventory(
             source: Source::Audit,
             destination_namespace: group.destination.clone(),
             require_crds: false,
+            argocd: policies.config().argocd_version.unwrap_or_default(),
         };
         let set: Vec<Resource> = group.members.iter().map(|(r, _)| r.clone()).collect();
         let (inputs, _) = build_inputs(&set, &options);

@@ -115,6 +115,11 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
         source: Source::Admission,
         destination_namespace: namespace,
         require_crds: false,
+        argocd: snapshot
+            .policies
+            .config()
+            .argocd_version
+            .unwrap_or_default(),
     };
     let input = match &context {
         Some(c) => c.set.admission_input(&resource, &facts, &options),
