@@ -123,3 +123,15 @@ test_meta_follows_the_contract if {
 	rule.meta.action == "deny"
 	rule.meta.docs == "docs/rules/SG111.md"
 }
+
+# Before Argo CD 3.3 PreDelete is not a hook type (SG105 says so); PostDelete is (since 2.10).
+test_a_pre_delete_hook_is_left_to_sg105_before_argo_cd_3_3 if {
+	job := cleanup_job({"generateName": "svc-foo-drop-schema-", "annotations": {"argocd.argoproj.io/hook": "PreDelete"}})
+	sync := facts({"hook_types": ["PreDelete"]})
+	old := object.union(review(job, sync), {"argocd": {"release": 302, "version": "3.2"}})
+	count(rule.violations) == 0 with input as old
+	new := object.union(review(job, sync), {"argocd": {"release": 303, "version": "3.3"}})
+	count(rule.violations) == 1 with input as new
+	post := object.union(review(cleanup_job({"generateName": "svc-foo-drop-schema-"}), facts({})), {"argocd": {"release": 302, "version": "3.2"}})
+	count(rule.violations) == 1 with input as post
+}

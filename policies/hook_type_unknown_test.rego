@@ -241,3 +241,40 @@ test_meta_follows_the_contract if {
 	rule.meta.action == "deny"
 	rule.meta.docs == "docs/rules/SG105.md"
 }
+
+# Argo CD 3.2.11 has no PreDelete hook type (docs/argocd-observed.md).
+review_for(resource, sync, release, version) := object.union(review(resource, sync), {"argocd": {"release": release, "version": version}})
+
+test_pre_delete_alone_is_dropped_before_argo_cd_3_3 if {
+	r := review_for(
+		migration_job({"argocd.argoproj.io/hook": "PreDelete"}),
+		facts({"hook_types": ["PreDelete"], "ignored": {"reason": "delete-hook-only"}}),
+		302, "3.2.11",
+	)
+	v := rule.violations with input as r
+	v == {{
+		"msg": "Job app-foo/svc-foo-migration: argocd.argoproj.io/hook value \"PreDelete\" is a hook type only from Argo CD 3.3; Argo CD 3.2.11 does not know it, so it silently drops the whole object: it is never applied and nothing runs when the Application is deleted. Run the clean-up another way on this version (a PostDelete hook, available since 2.10, runs after the resources are deleted), or upgrade Argo CD.",
+		"path": hook_path,
+		"severity": "critical",
+	}}
+}
+
+test_pre_delete_next_to_another_type_leaves_that_type_before_argo_cd_3_3 if {
+	r := review_for(
+		migration_job({"argocd.argoproj.io/hook": "PreSync,PreDelete"}),
+		facts({"phases": ["PreSync"], "hook_types": ["PreSync", "PreDelete"]}),
+		302, "3.2",
+	)
+	v := rule.violations with input as r
+	count(v) == 1
+	some x in v
+	x.severity == "high"
+	contains(x.msg, "so it runs the object only as PreSync.")
+}
+
+test_pre_delete_is_a_hook_type_from_argo_cd_3_3 if {
+	hook := migration_job({"argocd.argoproj.io/hook": "PreDelete"})
+	sync := facts({"hook_types": ["PreDelete"], "ignored": {"reason": "delete-hook-only"}})
+	count(rule.violations) == 0 with input as review_for(hook, sync, 303, "3.3")
+	count(rule.violations) == 0 with input as review(hook, sync)
+}

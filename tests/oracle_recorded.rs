@@ -435,3 +435,58 @@ fn every_kind_of_the_kind_order_was_applied_by_argo_cd_in_that_order() {
     assert_eq!(kinds.first(), Some(&"namespaces"));
     assert_eq!(kinds.last(), Some(&"gadgets"));
 }
+
+/// What the `hooks` case (tests/fixtures/manifests/hooks) shows about the claims of the rules
+/// that fire on it: the messages say what Argo CD will do, and here it did exactly that.
+#[test]
+fn the_hooks_sync_shows_what_sg105_sg107_sg108_and_sg112_say_argo_cd_does() {
+    let rec = recorded("hooks");
+    let op = operation("hooks");
+    let applied: Vec<&str> = rec
+        .iter()
+        .flat_map(|s| s.writes.iter().map(|w| w.name.as_str()))
+        .collect();
+    let results: Vec<(String, String)> = op["syncResult"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let s = |k: &str| r[k].as_str().unwrap_or("").to_string();
+            (s("name"), s("syncPhase"))
+        })
+        .collect();
+    let listed = |name: &str| results.iter().filter(|(n, _)| n == name).count();
+    // SG105 critical: `hook: presync` and `hook: PreSynk` — "drops the whole object: it is
+    // never applied, never pruned and not shown in sync status".
+    for dropped in ["billing-seed-data", "billing-warm-cache"] {
+        assert!(
+            !applied.contains(&dropped),
+            "{dropped} applied: {applied:?}"
+        );
+        assert_eq!(listed(dropped), 0, "{dropped} in the sync status");
+    }
+    // SG105 high: `hook: PreSync,Postsync` — "runs the object only as a PreSync hook".
+    let search: Vec<_> = results
+        .iter()
+        .filter(|(n, _)| n == "billing-search-index")
+        .collect();
+    assert_eq!(search.len(), 1, "{results:?}");
+    assert_eq!(search[0].1, "PreSync");
+    // SG107: `sync-wave: "1.5"` — "silently uses wave 0": applied in the step of the wave-0
+    // Deployment, not after it.
+    let step_of = |name: &str| {
+        rec.iter()
+            .position(|s| {
+                s.writes
+                    .iter()
+                    .any(|w| w.name == name && w.resource != "services")
+            })
+            .unwrap_or_else(|| panic!("{name} not applied"))
+    };
+    assert_eq!(step_of("billing-feature-flags"), step_of("billing-api"));
+    // SG108: a Helm `test` Pod — "Argo CD drops the whole object: it is never applied".
+    assert!(!applied.contains(&"billing-test-connection"), "{applied:?}");
+    assert_eq!(listed("billing-test-connection"), 0);
+    // SG112 low: name and generateName — "Kubernetes and Argo CD use the name".
+    assert!(applied.contains(&"billing-notify"), "{applied:?}");
+}

@@ -387,6 +387,26 @@ impl AppBuilder {
         self
     }
 
+    /// A syncResult entry of a non-hook object still `Running` (waiting for health), in
+    /// `namespace` (empty for a cluster-scoped one).
+    pub fn running_resource(
+        mut self,
+        group: &str,
+        kind: &str,
+        namespace: &str,
+        name: &str,
+    ) -> Self {
+        self.value["status"]["operationState"]["syncResult"]["resources"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({
+                "group": group, "version": "v1", "kind": kind, "namespace": namespace,
+                "name": name, "status": "Synced", "message": format!("{kind} created"),
+                "hookPhase": "Running", "syncPhase": if kind == "Namespace" { "PreSync" } else { "Sync" }
+            }));
+        self
+    }
+
     /// A `status.resources` entry (Synced) in the destination namespace.
     pub fn resource(self, group: &str, kind: &str, name: &str, wave: i64, hook: bool) -> Self {
         self.resource_with_status(group, kind, name, wave, hook, "Synced")

@@ -91,14 +91,28 @@ pub fn is_stuck(app: &LiveApplication, now: OffsetDateTime, stuck_after: Duratio
 
 /// The step the Running operation waits for: the first sync result whose hook phase is
 /// `Running` (hooks first), else the object named in Argo CD's "waiting for ..." message.
+///
+/// The destination Namespace that `CreateNamespace=true` creates before the dry run stays
+/// `Running` in v3.2.11's syncResult for the whole sync, and its message then names it while
+/// a later step waits for something else (docs/argocd-observed.md, entry 9): it is the blocker
+/// only when nothing else runs.
 pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
     let op = app.operation.as_ref()?;
-    let running = |hooks: bool| {
-        op.results
-            .iter()
-            .find(|r| r.hook_phase.as_deref() == Some("Running") && r.hook_type.is_some() == hooks)
+    let dest = app.destination_namespace.as_deref().unwrap_or("");
+    let created_namespace = |r: &&crate::reconciler::application::SyncResultResource| {
+        r.group.is_empty() && r.kind == "Namespace" && r.name == dest && r.hook_type.is_none()
     };
-    if let Some(r) = running(true).or_else(|| running(false)) {
+    let running = |hooks: bool, namespace_too: bool| {
+        op.results.iter().find(|r| {
+            r.hook_phase.as_deref() == Some("Running")
+                && r.hook_type.is_some() == hooks
+                && (namespace_too || !created_namespace(r))
+        })
+    };
+    let found = running(true, false)
+        .or_else(|| running(false, false))
+        .or_else(|| running(false, true));
+    if let Some(r) = found {
         let namespace = if r.namespace.is_empty() {
             app.destination_namespace.clone().unwrap_or_default()
         } else {
@@ -915,6 +929,28 @@ pub(crate) mod tests {
             time_to_threshold(&app, at("2026-11-30T02:30:00Z"), TWENTY_MIN),
             None
         );
+    }
+
+    #[test]
+    fn the_created_namespace_is_not_the_blocker_while_something_else_runs() {
+        // v3.2.11 on a Sync step held by an Ingress: the Namespace created before the dry run
+        // is still Running in the syncResult, and the message names it.
+        let app = AppBuilder::new("shop")
+            .destination("shop")
+            .running_since("2026-11-30T02:00:00Z")
+            .message("waiting for healthy state of /Namespace/shop")
+            .running_resource("", "Namespace", "", "shop")
+            .running_resource("networking.k8s.io", "Ingress", "shop", "web")
+            .live();
+        let b = blocker(&app).unwrap();
+        assert_eq!((b.kind.as_str(), b.name.as_str()), ("Ingress", "web"));
+        // With nothing else running, the Namespace is what Argo CD waits for.
+        let alone = AppBuilder::new("shop")
+            .destination("shop")
+            .running_since("2026-11-30T02:00:00Z")
+            .running_resource("", "Namespace", "", "shop")
+            .live();
+        assert_eq!(blocker(&alone).unwrap().kind, "Namespace");
     }
 
     #[test]

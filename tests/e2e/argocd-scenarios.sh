@@ -497,3 +497,146 @@ scenario_argocd_oracle() {
         log "refreshed the recordings in tests/fixtures/audit/"
     fi
 }
+
+# --- rule claims: what a rule's message says Argo CD will do, shown by Argo CD --------------
+
+# claim_publish NAME FILE [SED]: FILE (edited by the sed expression SED, if given) committed as
+# the whole of path claim-NAME; the rule the file is for must fire on it.
+claim_publish() {
+    local name="$1" file="$2" edit="${3:-}" out="$WORK/manifests/claim-$1"
+    mkdir -p "$out"
+    sed -e "${edit:-s/^//}" "$file" >"$out/$(basename "$file")"
+    as_git_publish "claim-$name" "$out"/*.yaml >/dev/null
+}
+
+# claim_fires FILE RULE [CHECK ARGS...]: `syncguard check` reports RULE on FILE.
+claim_fires() {
+    local file="$1" rule="$2" rules json rc=0
+    shift 2
+    # Exit 1 (blocking findings) is expected for deny rules; 2 is an error.
+    json="$("$SYNCGUARD" check --format json --dest-namespace claims "$@" "$file")" || rc=$?
+    ((rc <= 1)) || fail "syncguard check $file exited $rc"
+    rules="$(jq -r '[.findings[].rule_id] | unique | join(",")' <<<"$json")"
+    [[ ",$rules," == *",$rule,"* ]] || fail "syncguard check does not report $rule on $(basename "$file") (reports: $rules)"
+    log "ok: syncguard check reports $rule on $(basename "$file")"
+}
+
+# claim_sync NAME: a manual sync of Application NAME once it has compared its commit.
+claim_sync() {
+    app_wait "$1" 60 "compared with its commit" '.status.sync.status == "OutOfSync"'
+    app_sync "$1"
+}
+
+replicas_are() { [[ "$(k get deployment "$2" -n "$1" -o jsonpath='{.spec.replicas}')" == "$3" ]]; }
+app_gone() { ! k get applications.argoproj.io "$1" -n "$ARGO_NS" >/dev/null 2>&1; }
+
+scenario_argocd_rule_claims() {
+    local fx="$ROOT/tests/fixtures/claims" ns
+
+    # SG203: "the dry-run of this object fails and the whole sync stops ... (nothing is applied)".
+    ns=claim-sg203
+    claim_fires "$fx/sg203-crd-missing.yaml" SG203
+    claim_publish sg203 "$fx/sg203-crd-missing.yaml"
+    app_create "$ns" claim-sg203 "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 60 "operation Failed" '.status.operationState.phase == "Failed" or .status.operationState.phase == "Error"'
+    local msg
+    msg="$(app_json "$ns" | jq -r '.status.operationState.message')"
+    [[ "$msg" == *"not valid"* ]] || fail "SG203: operation message: $msg"
+    log "ok: SG203: $msg"
+    expect_absent configmap settings "$ns"
+    app_stop "$ns"
+
+    # SG206: "can keep the PostSync hooks from ever running: ... an Ingress stays Progressing".
+    ns=claim-sg206
+    claim_fires "$fx/sg206-ingress-gate.yaml" SG206
+    claim_publish sg206 "$fx/sg206-ingress-gate.yaml"
+    app_create "$ns" claim-sg206 "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 60 "the Sync step applied, Ingress included" \
+        '[.status.operationState.syncResult.resources[]? | select(.kind == "Ingress")] | length == 1'
+    # (v3.2.11's "waiting for …" message names the first running task, which may be the
+    # Namespace created before the dry run: the outcome is what the claim is about.)
+    app_hold "$ns" 30 "operation Running, PostSync not started" \
+        '.status.operationState.phase == "Running" and ([.status.operationState.syncResult.resources[] | select(.syncPhase == "PostSync")] | length == 0)'
+    expect_absent job notify "$ns"
+    log "SG206: $(app_json "$ns" | jq -r '.status.operationState.message')"
+    app_stop "$ns"
+
+    # SG109: "every sync creates a new Pod ... so they pile up forever".
+    ns=claim-sg109
+    claim_fires "$fx/sg109-generate-name.yaml" SG109
+    claim_publish sg109 "$fx/sg109-generate-name.yaml"
+    app_create "$ns" claim-sg109 "$ns" manual
+    claim_sync "$ns"
+    local i
+    for i in 1 2 3; do
+        app_wait "$ns" 120 "sync $i Succeeded" ".status.operationState.phase == \"Succeeded\" and (.status.history | length) == $i"
+        ((i < 3)) && app_sync "$ns"
+    done
+    assert_eq "SG109: smoke- Pods left by 3 syncs" 3 \
+        "$(k get pods -n "$ns" -o json | jq '[.items[] | select(.metadata.generateName == "smoke-" or (.metadata.name | startswith("smoke-")))] | length')"
+    app_stop "$ns"
+
+    # SG112: "the first sync after the template changes ... fails with \"field is immutable\"".
+    ns=claim-sg112
+    claim_fires "$fx/sg112-immutable-job.yaml" SG112
+    claim_publish sg112 "$fx/sg112-immutable-job.yaml"
+    app_create "$ns" claim-sg112 "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 120 "first sync Succeeded" '.status.operationState.phase == "Succeeded"'
+    claim_publish sg112 "$fx/sg112-immutable-job.yaml" 's/busybox:1.36/busybox:1.37/'
+    app_hard_refresh "$ns"
+    claim_sync "$ns"
+    app_wait "$ns" 120 "second sync Failed" '.status.operationState.phase == "Failed" and (.status.history | length) == 1'
+    msg="$(app_json "$ns" | jq -r '[.status.operationState.syncResult.resources[] | select(.kind == "Job") | .message] | join(" ")')"
+    [[ "$msg" == *"field is immutable"* ]] || fail "SG112: the Job's result: $msg"
+    log "ok: SG112: ...${msg: -120}"
+    app_stop "$ns"
+
+    # SG204: "every sync (self-heal included) sets it back to 3, fighting the autoscaler".
+    ns=claim-sg204
+    claim_fires "$fx/sg204-hpa-replicas.yaml" SG204
+    claim_publish sg204 "$fx/sg204-hpa-replicas.yaml"
+    APP_RETRY='{limit: 1, backoff: {duration: 2s}}' app_create "$ns" claim-sg204 "$ns" auto
+    app_wait "$ns" 120 "synced" '.status.operationState.phase == "Succeeded" and .status.sync.status == "Synced"'
+    local first
+    first="$(app_json "$ns" | jq -r '.status.operationState.startedAt')"
+    # The HPA's own write, as kube-controller-manager would make it with metrics: scale to 5.
+    k scale deployment api -n "$ns" --replicas=5 >/dev/null
+    wait_for "self-heal sets replicas back to 3" 90 replicas_are "$ns" api 3
+    app_wait "$ns" 30 "a new, automated operation (self-heal)" \
+        ".status.operationState.startedAt != \"$first\" and .status.operationState.operation.initiatedBy.automated == true"
+    log "ok: SG204: replicas back to 3 by the self-heal sync started $(app_json "$ns" | jq -r '.status.operationState.startedAt')"
+    app_stop "$ns"
+
+    # SG201: "the hook's pod cannot start and the sync waits for it forever". A real kubelet
+    # keeps a pod whose Secret is missing in CreateContainerConfigError (no restarts, so
+    # backoffLimit never counts); kwok's `hang` is that pod. "Forever" is a 45 s window here.
+    ns=claim-sg201
+    claim_fires "$ROOT/examples/seed-incident" SG201
+    publish_seed "$ns" hang
+    app_create "$ns" "$ns" "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 60 "waiting for the hook" '.status.operationState.message // "" | test("waiting for completion of hook batch/Job/db-migrate")'
+    app_hold "$ns" 45 "operation Running on the PreSync hook" \
+        '.status.operationState.phase == "Running" and (.status.operationState.message | test("hook batch/Job/db-migrate"))'
+    expect_absent externalsecrets.external-secrets.io db-credentials "$ns"
+    app_stop "$ns"
+
+    # SG111 on Argo CD 3.2: PreDelete is not a hook type there, so deleting the Application
+    # runs no hook at all; syncguard says so with SG105 instead (docs/rules/SG111.md).
+    ns=claim-sg111
+    claim_fires "$fx/sg111-predelete.yaml" SG105 --argocd-version 3.2.11
+    claim_publish sg111 "$fx/sg111-predelete.yaml"
+    app_create "$ns" claim-sg111 "$ns" manual
+    k patch applications.argoproj.io "$ns" -n "$ARGO_NS" --type merge \
+        -p '{"metadata": {"finalizers": ["resources-finalizer.argocd.argoproj.io"]}}' >/dev/null
+    claim_sync "$ns"
+    app_wait "$ns" 120 "synced" '.status.operationState.phase == "Succeeded"'
+    k delete applications.argoproj.io "$ns" -n "$ARGO_NS" --wait=false >/dev/null
+    wait_for "Application $ns deleted with its resources" 90 app_gone "$ns"
+    expect_absent configmap settings "$ns"
+    assert_eq "SG111: Jobs created while the Application was deleted" 0 \
+        "$(k get jobs -n "$ns" -o json | jq '.items | length')"
+}

@@ -48,6 +48,7 @@ ARGOCD_SCENARIOS=(
     argocd_reconcile_stuck
     argocd_no_drift
     argocd_oracle
+    argocd_rule_claims
     argocd_chart
 )
 if [[ "${E2E_ARGOCD:-1}" != 0 ]]; then
