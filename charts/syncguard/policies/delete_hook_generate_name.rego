@@ -35,7 +35,20 @@ violations contains {"msg": msg, "path": "/metadata/generateName"} if {
 	)
 }
 
-_delete_types := [t | some t in _list("hook_types"); t in {"PreDelete", "PostDelete"}]
+# PreDelete only from Argo CD 3.3 (before, SG105 reports it as a value Argo CD does not know).
+_delete_types := [t | some t in _list("hook_types"); _delete_type(t)]
+
+_delete_type("PostDelete") := true
+
+_delete_type("PreDelete") if _release >= 303
+
+# input.argocd.release (major * 100 + minor); the newest release when absent.
+default _release := 304
+
+_release := r if {
+	r := input.argocd.release
+	is_number(r)
+}
 
 # ---- input helpers (the same in every rule file, trimmed to what this rule uses, so that each
 # rule file stands alone) ----

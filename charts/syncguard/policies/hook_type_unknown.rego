@@ -46,6 +46,44 @@ violations contains {"msg": msg, "path": _hook_path, "severity": "critical"} if 
 	)
 }
 
+# PreDelete is a hook type only from Argo CD 3.3: 3.2.11's engine and controller have no such
+# value, so there it is dropped like any unknown value — alone, the whole object is dropped
+# (never applied, and nothing runs when the Application is deleted); next to another type, only
+# that type runs. Seen with the real controller (docs/argocd-observed.md).
+violations contains {"msg": msg, "path": _hook_path, "severity": sev} if {
+	input.sync.hook_types != [] # cheap first test
+	_applies
+	_release < 303
+	"PreDelete" in _list("hook_types")
+	"PreDelete" in _csv(object.get(_annotations, _hook_annotation, ""))
+	others := [t | some t in _list("hook_types"); t != "PreDelete"]
+	sev := _predelete_severity(others)
+	msg := sprintf(
+		"%s: argocd.argoproj.io/hook value \"PreDelete\" is a hook type only from Argo CD 3.3; Argo CD %s does not know it, %s. Run the clean-up another way on this version (a PostDelete hook, available since 2.10, runs after the resources are deleted), or upgrade Argo CD.",
+		[_subject, input.argocd.version, _predelete_effect(others)],
+	)
+}
+
+_predelete_severity(others) := "critical" if count(others) == 0
+
+_predelete_severity(others) := "high" if count(others) > 0
+
+_predelete_effect(others) := "so it silently drops the whole object: it is never applied and nothing runs when the Application is deleted" if {
+	count(others) == 0
+}
+
+_predelete_effect(others) := sprintf("so it runs the object only as %s", [concat(", ", others)]) if {
+	count(others) > 0
+}
+
+# input.argocd.release (major * 100 + minor); the newest release when absent.
+default _release := 304
+
+_release := r if {
+	r := input.argocd.release
+	is_number(r)
+}
+
 _hook_annotation := "argocd.argoproj.io/hook"
 
 _hook_path := "/metadata/annotations/argocd.argoproj.io~1hook"
