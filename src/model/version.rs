@@ -73,17 +73,6 @@ impl ArgoCdVersion {
     pub fn at_least(self, major: u32, minor: u32) -> bool {
         (self.major, self.minor) >= (major, minor)
     }
-
-    /// Reads a release from an image reference such as `quay.io/argoproj/argocd:v3.2.11`
-    /// (the tag; a digest or `latest` gives `None`).
-    pub fn from_image(image: &str) -> Option<Self> {
-        let name = image.split('@').next()?;
-        let (_, tag) = name.rsplit_once(':')?;
-        if tag.contains('/') {
-            return None; // a registry port, not a tag
-        }
-        tag.parse().ok()
-    }
 }
 
 impl Default for ArgoCdVersion {
@@ -192,25 +181,6 @@ mod tests {
         assert_eq!(
             old.to_string(),
             "Argo CD 1.8 is older than 2.0, the oldest release syncguard models"
-        );
-    }
-
-    #[test]
-    fn the_version_of_a_controller_image_is_its_tag() {
-        let v = ArgoCdVersion::from_image("quay.io/argoproj/argocd:v3.2.11").unwrap();
-        assert_eq!(v.to_string(), "3.2.11");
-        assert_eq!(
-            ArgoCdVersion::from_image("registry.local:5000/argocd:v3.3.1@sha256:ab")
-                .map(|v| v.to_string()),
-            Some("3.3.1".into())
-        );
-        assert_eq!(
-            ArgoCdVersion::from_image("quay.io/argoproj/argocd:latest"),
-            None
-        );
-        assert_eq!(
-            ArgoCdVersion::from_image("registry.local:5000/argocd"),
-            None
         );
     }
 }

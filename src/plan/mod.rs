@@ -888,6 +888,21 @@ fn target_task(
     }
 }
 
+impl Step {
+    /// A new, health-gated, non-final step holding `first`, at its phase and wave.
+    fn of(first: Task) -> Self {
+        Step {
+            phase: first.phase,
+            wave: first.wave,
+            tasks: vec![first],
+            gate: Gate::HooksAndResources,
+            health_gated: true,
+            is_final: false,
+            conditional: false,
+        }
+    }
+}
+
 /// Step 9: group sorted tasks into steps; SyncFail tasks form one conditional step.
 ///
 /// The Namespace created before the dry run goes first, into the first step: the real
@@ -918,30 +933,14 @@ pub(crate) fn group_steps(mut built: Built) -> Plan {
     for t in main {
         match steps.last_mut() {
             Some(s) if s.phase == t.phase && s.wave == t.wave => s.tasks.push(t),
-            _ => steps.push(Step {
-                phase: t.phase,
-                wave: t.wave,
-                tasks: vec![t],
-                gate: Gate::HooksAndResources,
-                health_gated: true,
-                is_final: false,
-                conditional: false,
-            }),
+            _ => steps.push(Step::of(t)),
         }
     }
     // The namespace joins the first step (or is the only one).
     if let Some(ns) = head {
         match steps.first_mut() {
             Some(first) => first.tasks.insert(0, ns),
-            None => steps.push(Step {
-                phase: ns.phase,
-                wave: ns.wave,
-                tasks: vec![ns],
-                gate: Gate::HooksAndResources,
-                health_gated: true,
-                is_final: false,
-                conditional: false,
-            }),
+            None => steps.push(Step::of(ns)),
         }
     }
     if let Some(last) = steps.last_mut() {
