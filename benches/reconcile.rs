@@ -138,6 +138,7 @@ fn inventory() -> Inventory {
         objects: live,
         applications: vec![app],
         skipped_kinds: Vec::new(),
+        installation: Default::default(),
     }
 }
 

@@ -232,6 +232,19 @@ pub struct ServeArgs {
     )]
     pub app_namespace: Vec<String>,
 
+    /// With --cluster: Argo CD's namespace. The webhook reads the release Argo CD runs from its
+    /// application controller's image (used unless `argocd_version` in the policies'
+    /// config.yaml pins one) and the configuration rules see (`input.argocd.config`) from
+    /// `argocd-cm` and the AppProjects there, every 5 minutes (RBAC: get on statefulsets,
+    /// deployments and configmaps, list on appprojects, in that namespace).
+    #[arg(
+        long,
+        value_name = "NS",
+        env = "SYNCGUARD_ARGOCD_NAMESPACE",
+        default_value = "argocd"
+    )]
+    pub argocd_namespace: String,
+
     /// What to answer when a review cannot be finished (internal error, deadline, a failing deny
     /// rule): allow with a warning, or deny.
     #[arg(long, value_enum, env = "SYNCGUARD_ON_ERROR", default_value_t = OnErrorArg::Allow)]
@@ -307,6 +320,18 @@ pub struct ReconcileArgs {
         value_delimiter = ','
     )]
     pub app_namespaces: Vec<String>,
+
+    /// Argo CD's namespace. The audit reads the release Argo CD runs from its application
+    /// controller's image (used unless `argocd_version` in the policies' config.yaml pins one)
+    /// and the configuration rules see (`input.argocd.config`) from `argocd-cm` and the
+    /// AppProjects there.
+    #[arg(
+        long,
+        value_name = "NS",
+        env = "SYNCGUARD_ARGOCD_NAMESPACE",
+        default_value = "argocd"
+    )]
+    pub argocd_namespace: String,
 
     /// SG501: report a sync operation Running longer than this.
     #[arg(long, value_name = "DURATION", env = "SYNCGUARD_STUCK_AFTER", default_value = "20m",
@@ -595,6 +620,20 @@ pub struct CheckArgs {
     #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
     pub argocd_version: Option<ArgoCdVersion>,
 
+    /// Argo CD configuration to judge with: a file or directory holding the `argocd-cm`
+    /// ConfigMap and `AppProject` objects (`kubectl get cm argocd-cm -n argocd -o yaml`,
+    /// `kubectl get appprojects -n argocd -o yaml`). Rules see its custom health checks,
+    /// system-level ignoreDifferences, resource exclusions and what each project permits
+    /// (`input.argocd.config`). Such objects inside the checked input are read too.
+    #[arg(long, value_name = "PATH")]
+    pub argocd_config: Vec<PathBuf>,
+
+    /// Declare that the input holds every object its Applications need. A reference to an
+    /// object that is not in it is then known to be missing (`input.context.complete`), so
+    /// rules such as SG201 deny instead of warning that the object is assumed to exist.
+    #[arg(long)]
+    pub complete: bool,
+
     /// When to colour the text output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
@@ -614,6 +653,20 @@ pub struct InputsArgs {
     /// The Argo CD release the documents are for (`input.argocd`); as for `check`.
     #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
     pub argocd_version: Option<ArgoCdVersion>,
+
+    /// Argo CD configuration to judge with: a file or directory holding the `argocd-cm`
+    /// ConfigMap and `AppProject` objects (`kubectl get cm argocd-cm -n argocd -o yaml`,
+    /// `kubectl get appprojects -n argocd -o yaml`). Rules see its custom health checks,
+    /// system-level ignoreDifferences, resource exclusions and what each project permits
+    /// (`input.argocd.config`). Such objects inside the checked input are read too.
+    #[arg(long, value_name = "PATH")]
+    pub argocd_config: Vec<PathBuf>,
+
+    /// Declare that the input holds every object its Applications need. A reference to an
+    /// object that is not in it is then known to be missing (`input.context.complete`), so
+    /// rules such as SG201 deny instead of warning that the object is assumed to exist.
+    #[arg(long)]
+    pub complete: bool,
 }
 
 /// Report formats of `syncguard check`.
@@ -664,6 +717,19 @@ pub struct InputArgs {
     /// Files or directories (searched recursively for *.yaml, *.yml, *.json); `-` reads stdin.
     #[arg(value_name = "PATH", default_value = "-")]
     pub paths: Vec<PathBuf>,
+
+    /// Accept an input without a single Kubernetes object. By default that is an input error
+    /// (exit 2): an empty input is usually a render that failed upstream (`helm template ... |
+    /// syncguard check -` after helm printed only an error), and "no findings" would hide it.
+    #[arg(long)]
+    pub allow_empty: bool,
+}
+
+impl InputArgs {
+    /// The paths as the user named them (`-` is stdin).
+    pub fn input_labels(&self) -> Vec<String> {
+        self.paths.iter().map(|p| p.display().to_string()).collect()
+    }
 }
 
 /// `syncguard plan`.

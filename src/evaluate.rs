@@ -14,8 +14,8 @@
 mod admission;
 
 use std::borrow::Cow;
-use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
@@ -24,7 +24,8 @@ use crate::finding::{Finding, Report};
 use crate::model::Resource;
 use crate::model::app::{Application, group_by_app};
 use crate::model::argo::{SyncFacts, SyncPhase};
-use crate::model::health::health_check_source;
+use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name};
+use crate::model::refs::is_cluster_scoped;
 use crate::model::refs::{Reference, Resolution, produces, resolve_all};
 use crate::model::version::ArgoCdVersion;
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
@@ -75,6 +76,12 @@ pub struct EvaluateOptions {
     pub require_crds: bool,
     /// The Argo CD release judged for (`input.argocd`); it also picks the plan's flavour.
     pub argocd: ArgoCdVersion,
+    /// Argo CD configuration known before the input is read (`--argocd-config`, the live
+    /// cluster); `argocd-cm` and `AppProject` objects of the input are added to it.
+    pub argocd_config: Arc<ArgoCdConfig>,
+    /// The user declared the input complete (`check --complete`): a reference that is not in it
+    /// does not exist (`input.context.complete`).
+    pub complete: bool,
 }
 
 impl Default for EvaluateOptions {
@@ -84,19 +91,46 @@ impl Default for EvaluateOptions {
             destination_namespace: None,
             require_crds: false,
             argocd: ArgoCdVersion::default(),
+            argocd_config: Arc::default(),
+            complete: false,
         }
     }
 }
 
 /// `input.argocd`: the release rules judge for, and its gitops-engine flavour. `release` is
 /// `major * 100 + minor` (3.2 is 302), for comparisons in Rego: `input.argocd.release < 303`.
-pub fn argocd_input(v: ArgoCdVersion) -> Value {
+/// `patch` is the given patch release, or 99 when only `major.minor` was given (the latest
+/// patch of that minor); `number` is `major * 10000 + minor * 100 + patch`, for bugs fixed in a
+/// patch release: `input.argocd.number < 20603` means "before 2.6.3".
+pub fn argocd_input(v: ArgoCdVersion, config: &ArgoCdConfig) -> Value {
+    let patch = v.patch.unwrap_or(99);
     json!({
         "version": v.to_string(),
         "major": v.major,
         "minor": v.minor,
+        "patch": patch,
         "release": v.major * 100 + v.minor,
+        "number": v.major * 10000 + v.minor * 100 + patch,
         "flavor": v.flavor(),
+        "config": config.to_value(),
+    })
+}
+
+/// `options` with the `argocd-cm` and `AppProject` objects of `resources` added to its Argo CD
+/// configuration (borrowed unchanged when there are none).
+pub fn with_input_config<'o>(
+    options: &'o EvaluateOptions,
+    resources: &[Resource],
+) -> Cow<'o, EvaluateOptions> {
+    let found = ArgoCdConfig::from_resources(resources, ConfigSource::Input);
+    if !found.is_known() {
+        return Cow::Borrowed(options);
+    }
+    let mut config = (*options.argocd_config).clone();
+    config.merge(found);
+    Cow::Owned(EvaluateOptions {
+        argocd_config: Arc::new(config),
+        ..options.clone()
     })
 }
 
@@ -118,8 +152,16 @@ struct AppView<'a> {
     refs: Vec<Vec<(Reference, Resolution)>>,
     /// PostSync hook tasks in the plan (`input.plan.postsync_hooks`), counted once.
     postsync_hooks: usize,
+    /// `input.plan.tracked`: members Argo CD compares (applied in Sync, not hooks).
+    tracked: usize,
+    /// Image tags the tracked members' pods use, with how many members use each
+    /// (`input.plan.tracked_image_tags`).
+    tracked_image_tags: BTreeMap<String, usize>,
     /// Reverse references, built on first use (see [`AppView::dependents_index`]).
     dependents: OnceLock<HashMap<usize, Vec<(usize, usize)>>>,
+    /// Members that share their identity with another member (`input.collisions`): local index
+    /// → the others.
+    collisions: HashMap<usize, Vec<usize>>,
 }
 
 /// Evaluates every object against the policies and returns the report. `errors` are input
@@ -182,6 +224,7 @@ fn map_inputs<T: Send>(
     } else {
         resources.par_iter().map(SyncFacts::of).collect()
     };
+    let options = &with_input_config(options, resources);
     let groups = group_by_app(resources, &all_facts);
     let whole = groups.len() == 1;
     let mut outputs: Vec<Option<T>> = std::iter::repeat_with(|| None)
@@ -294,6 +337,17 @@ impl<'a> AppView<'a> {
             .tasks()
             .filter(|t| t.is_hook && t.phase == SyncPhase::PostSync)
             .count();
+        let collisions = collisions(&objects, &destination_namespace);
+        let mut tracked = 0;
+        let mut tags: BTreeMap<String, usize> = BTreeMap::new();
+        for (o, f) in objects.iter().zip(&facts) {
+            if is_tracked(f) {
+                tracked += 1;
+                for tag in image_tags(&o.raw) {
+                    *tags.entry(tag).or_default() += 1;
+                }
+            }
+        }
         Self {
             name,
             application,
@@ -306,6 +360,9 @@ impl<'a> AppView<'a> {
             refs,
             postsync_hooks,
             dependents: OnceLock::new(),
+            collisions,
+            tracked,
+            tracked_image_tags: tags,
         }
     }
 
@@ -343,6 +400,7 @@ impl<'a> AppView<'a> {
         dependents: Vec<Value>,
         options: &EvaluateOptions,
     ) -> Value {
+        let (tracked, tags) = self.tracked_with(&me);
         let mut doc = Map::new();
         doc.insert("resource".into(), me.resource.raw.clone());
         doc.insert("operation".into(), Value::from(options.source.operation()));
@@ -356,14 +414,25 @@ impl<'a> AppView<'a> {
                 "tasks": me.tasks,
                 "steps": self.plan.steps.len(),
                 "postsync_hooks": postsync_hooks,
+                "tracked": tracked,
+                "tracked_image_tags": tags,
             }),
         );
         let refs: Vec<Value> = refs
             .iter()
-            .map(|(r, res)| self.reference_entry(&me, r, res))
+            .map(|(r, res)| self.reference_entry(&me, r, res, options))
             .collect();
         doc.insert("refs".into(), Value::Array(refs));
         doc.insert("dependents".into(), Value::Array(dependents));
+        doc.insert("collisions".into(), Value::Array(self.collisions_of(&me)));
+        doc.insert(
+            "health_check".into(),
+            json!(health_check_name(
+                &options.argocd_config,
+                &me.resource.group,
+                &me.resource.kind
+            )),
+        );
         if let Some(app) = &self.application
             && let Ok(v) = serde_json::to_value(app)
         {
@@ -371,9 +440,16 @@ impl<'a> AppView<'a> {
         }
         doc.insert(
             "context".into(),
-            json!({"source": options.source.context(), "dry_run": false}),
+            json!({
+                "source": options.source.context(),
+                "dry_run": false,
+                "complete": options.complete,
+            }),
         );
-        doc.insert("argocd".into(), argocd_input(options.argocd));
+        doc.insert(
+            "argocd".into(),
+            argocd_input(options.argocd, &options.argocd_config),
+        );
         Value::Object(doc)
     }
 
@@ -383,15 +459,16 @@ impl<'a> AppView<'a> {
         me: &Member<'_>,
         reference: &Reference,
         resolution: &Resolution,
+        options: &EvaluateOptions,
     ) -> Value {
         let mut entry = serde_json::to_value(reference).unwrap_or(Value::Null);
         let target = match resolution {
-            Resolution::InSet { index } => self.target_facts(me, *index, "in_set", false),
+            Resolution::InSet { index } => self.target_facts(me, *index, "in_set", false, options),
             Resolution::ProducedBy { index } => {
                 let async_producer = self
                     .member(me, *index)
                     .is_some_and(|(p, _, _)| produces(p).iter().any(|p| p.async_producer));
-                self.target_facts(me, *index, "produced_by", async_producer)
+                self.target_facts(me, *index, "produced_by", async_producer, options)
             }
             Resolution::Builtin => json!({"resolution": "builtin"}),
             Resolution::Missing => json!({"resolution": "missing"}),
@@ -425,9 +502,15 @@ impl<'a> AppView<'a> {
         j: usize,
         resolution: &str,
         async_producer: bool,
+        options: &EvaluateOptions,
     ) -> Value {
         let Some((obj, facts, tasks)) = self.member(me, j) else {
             return json!({"resolution": "missing"});
+        };
+        let versions = if obj.kind == "CustomResourceDefinition" {
+            crd_versions(&obj.raw)
+        } else {
+            Vec::new()
         };
         json!({
             "resolution": resolution,
@@ -443,9 +526,88 @@ impl<'a> AppView<'a> {
             "ignored": facts.ignored,
             "tasks": tasks,
             "async_producer": async_producer,
-            "health_check": health_check_source(&obj.group, &obj.kind),
+            "health_check": health_check_name(&options.argocd_config, &obj.group, &obj.kind),
             "replicas_set": obj.raw.pointer("/spec/replicas").is_some_and(|v| !v.is_null()),
+            "versions": versions,
         })
+    }
+
+    /// `input.plan.tracked` and `tracked_image_tags` with `me` in its slot: a member as
+    /// computed with the view; an admitted object replaces its member's share, or adds its own.
+    fn tracked_with(&self, me: &Member<'_>) -> (usize, Vec<String>) {
+        let member = self.objects.get(me.i).zip(self.facts.get(me.i));
+        if let Some((obj, _)) = member
+            && std::ptr::eq(obj, me.resource)
+        {
+            return (
+                self.tracked,
+                self.tracked_image_tags.keys().cloned().collect(),
+            );
+        }
+        let mut tracked = self.tracked;
+        let mut counts = self.tracked_image_tags.clone();
+        if let Some((obj, facts)) = member
+            && is_tracked(facts)
+        {
+            tracked -= 1;
+            for tag in image_tags(&obj.raw) {
+                if let Some(n) = counts.get_mut(&tag) {
+                    *n -= 1;
+                }
+            }
+        }
+        if is_tracked(me.facts) {
+            tracked += 1;
+            for tag in image_tags(&me.resource.raw) {
+                *counts.entry(tag).or_default() += 1;
+            }
+        }
+        let tags = counts
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .map(|(t, _)| t)
+            .collect();
+        (tracked, tags)
+    }
+
+    /// `input.collisions` of `me`: the other members Argo CD gives the same identity. A member
+    /// reads the index built with the view; an admitted object in a new slot is compared with
+    /// every member (one request, one pass).
+    fn collisions_of(&self, me: &Member<'_>) -> Vec<Value> {
+        let others: Vec<usize> = if me.i < self.objects.len() {
+            self.collisions.get(&me.i).cloned().unwrap_or_default()
+        } else {
+            let key = identity(me.resource, &self.destination);
+            self.objects
+                .iter()
+                .enumerate()
+                .filter(|(_, o)| identity(o, &self.destination) == key)
+                .map(|(j, _)| j)
+                .collect()
+        };
+        others
+            .into_iter()
+            .filter_map(|j| {
+                let obj = self.objects.get(j)?;
+                let facts = self.facts.get(j)?;
+                let location = obj
+                    .locate("")
+                    .map(|l| format!("{}:{}", l.file, l.line))
+                    .unwrap_or_default();
+                Some(json!({
+                    "kind": obj.kind,
+                    "group": obj.group,
+                    "namespace": effective_namespace(obj, &self.destination),
+                    "name": obj.name,
+                    "generate_name": obj.generate_name.as_deref().unwrap_or_default(),
+                    "is_hook": facts.is_hook,
+                    "phases": facts.phases,
+                    "hook_types": facts.hook_types,
+                    "wave": facts.wave,
+                    "location": location,
+                }))
+            })
+            .collect()
     }
 
     /// `input.dependents` of local index `i`: every object whose references resolve to it.
@@ -504,6 +666,114 @@ struct Member<'r> {
     resource: &'r Resource,
     facts: &'r SyncFacts,
     tasks: &'r [Value],
+}
+
+/// The namespace Argo CD puts an object in: none for a cluster-scoped built-in kind, else its
+/// own or the destination.
+fn effective_namespace<'a>(obj: &'a Resource, destination: &'a str) -> &'a str {
+    if is_cluster_scoped(&obj.group, &obj.kind) {
+        ""
+    } else {
+        obj.namespace.as_deref().unwrap_or(destination)
+    }
+}
+
+/// What makes two objects the same one to Argo CD: group, kind, namespace, and the name — or,
+/// for objects without one, the `generateName` (Argo CD names such hooks from it, the revision,
+/// the phase and the sync's start, so equal prefixes collide within a phase).
+fn identity<'a>(
+    obj: &'a Resource,
+    destination: &'a str,
+) -> (&'a str, &'a str, &'a str, bool, &'a str) {
+    let (generated, name) = if obj.name.is_empty() {
+        (true, obj.generate_name.as_deref().unwrap_or_default())
+    } else {
+        (false, obj.name.as_str())
+    };
+    (
+        &obj.group,
+        &obj.kind,
+        effective_namespace(obj, destination),
+        generated,
+        name,
+    )
+}
+
+/// Local index → the other members with the same [`identity`], for members that have any.
+fn collisions(objects: &[Resource], destination: &str) -> HashMap<usize, Vec<usize>> {
+    let mut by_key: HashMap<_, Vec<usize>> = HashMap::new();
+    for (i, obj) in objects.iter().enumerate() {
+        by_key
+            .entry(identity(obj, destination))
+            .or_default()
+            .push(i);
+    }
+    let mut out = HashMap::new();
+    for members in by_key.into_values().filter(|m| m.len() > 1) {
+        for &i in &members {
+            out.insert(i, members.iter().copied().filter(|&j| j != i).collect());
+        }
+    }
+    out
+}
+
+/// An object Argo CD compares: applied in the Sync phase, not a hook.
+fn is_tracked(facts: &SyncFacts) -> bool {
+    !facts.is_hook && facts.phases.contains(&SyncPhase::Sync)
+}
+
+/// The tags of the container images in an object's pod spec (Pod, pod template, CronJob job
+/// template); digests and untagged images give none.
+pub fn image_tags(obj: &Value) -> Vec<String> {
+    let specs = [
+        obj.get("spec"),
+        obj.pointer("/spec/template/spec"),
+        obj.pointer("/spec/jobTemplate/spec/template/spec"),
+    ];
+    let mut out = Vec::new();
+    for spec in specs.into_iter().flatten() {
+        for list in ["containers", "initContainers"] {
+            for c in spec
+                .get(list)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(image) = c.get("image").and_then(Value::as_str) else {
+                    continue;
+                };
+                let image = image.split('@').next().unwrap_or(image);
+                if let Some((_, tag)) = image.rsplit_once(':')
+                    && !tag.contains('/')
+                    && !tag.is_empty()
+                {
+                    out.push(tag.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A CRD's versions as `{name, served, storage}` (`spec.versions`, or the legacy single
+/// `spec.version`).
+fn crd_versions(crd: &Value) -> Vec<Value> {
+    if let Some(versions) = crd.pointer("/spec/versions").and_then(Value::as_array) {
+        return versions
+            .iter()
+            .filter_map(|v| {
+                Some(json!({
+                    "name": v.get("name")?.as_str()?,
+                    "served": v.get("served").and_then(Value::as_bool).unwrap_or(false),
+                    "storage": v.get("storage").and_then(Value::as_bool).unwrap_or(false),
+                }))
+            })
+            .collect();
+    }
+    crd.pointer("/spec/version")
+        .and_then(Value::as_str)
+        .map(|name| vec![json!({"name": name, "served": true, "storage": true})])
+        .unwrap_or_default()
 }
 
 /// `input.plan.tasks` entries for every target (by index into the planned objects).

@@ -139,6 +139,17 @@ impl FakeApi {
                 namespace.is_none() || o["metadata"]["namespace"].as_str() == namespace.as_deref()
             })
             .collect();
+        if let Some(name) = &name
+            && parts.method == http::Method::GET
+        {
+            return match items
+                .iter()
+                .find(|o| o["metadata"]["name"] == name.as_str())
+            {
+                Some(o) => json_response(200, o.clone()),
+                None => status(404, "NotFound", "not found"),
+            };
+        }
         let metadata_only = accept.contains("as=PartialObjectMetadataList");
         let items: Vec<Value> = if metadata_only {
             items
@@ -640,8 +651,12 @@ async fn secrets_are_listed_only_through_the_metadata_api_and_lists_ask_for_page
             "{call:?}"
         );
     }
-    // Every list asks for pages of 500.
-    let listed: Vec<&Call> = calls.iter().filter(|c| c.method == "GET").collect();
+    // Every list asks for pages of 500 (the reads of Argo CD's own objects by name are gets).
+    let named = ["/argocd-application-controller", "/argocd-cm"];
+    let listed: Vec<&Call> = calls
+        .iter()
+        .filter(|c| c.method == "GET" && !named.iter().any(|n| c.path.ends_with(n)))
+        .collect();
     assert!(
         listed
             .iter()
@@ -768,4 +783,50 @@ async fn a_missing_policy_report_crd_fails_the_audit_with_a_clear_error() {
         error.to_string().contains("install the PolicyReport CRD"),
         "{error}"
     );
+}
+
+/// The audit judges for the Argo CD the cluster runs: its release from the controller's image,
+/// its configuration from argocd-cm and the AppProjects of its namespace.
+#[tokio::test]
+async fn the_installation_is_read_from_argo_cds_namespace() {
+    let mut world = World {
+        page: 2,
+        ..World::default()
+    };
+    world.objects.insert(
+        "statefulsets",
+        vec![json!({"apiVersion": "apps/v1", "kind": "StatefulSet",
+            "metadata": {"name": "argocd-application-controller", "namespace": "argocd"},
+            "spec": {"template": {"spec": {"containers": [
+                {"name": "application-controller", "image": "quay.io/argoproj/argocd:v3.2.11"}]}}}})],
+    );
+    world.objects.insert(
+        "configmaps",
+        vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+            "data": {"resource.customizations.health.argoproj.io_Application": "hs = {}\nreturn hs"}})],
+    );
+    world.objects.insert(
+        "appprojects",
+        vec![json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+            "metadata": {"name": "team-a", "namespace": "argocd"},
+            "spec": {"destinations": [{"namespace": "team-a", "server": "https://kubernetes.default.svc"}]}})],
+    );
+    let fake = FakeApi::new(world);
+    let read = syncguard::reconciler::install::read(&fake.client(), "argocd").await;
+    assert_eq!(
+        read.version.map(|v| v.to_string()).as_deref(),
+        Some("3.2.11")
+    );
+    assert_eq!(
+        read.config.source,
+        syncguard::model::argocd_config::ConfigSource::Cluster
+    );
+    assert!(read.config.has_custom_health("argoproj.io", "Application"));
+    assert!(read.config.projects.contains_key("team-a"));
+
+    // Nothing there (or nothing readable): nothing is known, and nothing fails.
+    let empty = FakeApi::new(World::default());
+    let read = syncguard::reconciler::install::read(&empty.client(), "argocd").await;
+    assert_eq!(read, Default::default());
 }

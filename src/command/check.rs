@@ -1,6 +1,7 @@
 //! `syncguard check`: load manifests, evaluate the policies, render the report.
 
 use std::io::{IsTerminal, Write};
+use std::sync::Arc;
 
 use crate::cli::{CheckArgs, FailOnArg, ReportFormat as FormatArg};
 use crate::evaluate::{EvaluateOptions, evaluate};
@@ -9,7 +10,7 @@ use crate::manifest::load_paths;
 use crate::output::report::{RenderOptions, ReportFormat, render};
 use crate::policy::builtin::PolicySource;
 
-use super::Outcome;
+use super::{Outcome, argocd_config_from, empty_input_error, input_config_problems};
 
 /// Maps the CLI format to the renderer's.
 pub fn report_format(f: FormatArg) -> ReportFormat {
@@ -72,6 +73,7 @@ pub fn run(
     progress.say("reading manifests");
     let loaded = load_paths(&args.input.paths);
     progress.say(&format!("checking {} objects", loaded.resources.len()));
+    let (argocd_config, config_errors) = argocd_config_from(&args.argocd_config);
     let options = EvaluateOptions {
         destination_namespace: args.dest_namespace.clone(),
         require_crds: args.require_crds,
@@ -79,9 +81,14 @@ pub fn run(
             .argocd_version
             .or(policies.config().argocd_version)
             .unwrap_or_default(),
+        argocd_config: Arc::new(argocd_config),
+        complete: args.complete,
         ..EvaluateOptions::default()
     };
-    let errors = loaded.errors.iter().map(ToString::to_string).collect();
+    let mut errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    errors.extend(config_errors);
+    errors.extend(input_config_problems(&loaded.resources));
+    errors.extend(empty_input_error(&loaded, &args.input));
     let report = evaluate(&loaded.resources, &policies, &options, errors);
     progress.done();
     let opts = RenderOptions {

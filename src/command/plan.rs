@@ -80,12 +80,13 @@ pub fn build_report(
 pub fn run(args: &PlanArgs, color: bool, out: &mut dyn Write) -> std::io::Result<Outcome> {
     let loaded = load_paths(&args.input.paths);
     let live = load_paths(&args.live);
-    let errors: Vec<String> = loaded
+    let mut errors: Vec<String> = loaded
         .errors
         .iter()
         .chain(live.errors.iter())
         .map(|e| e.to_string())
         .collect();
+    errors.extend(super::empty_input_error(&loaded, &args.input));
     let outcome = if errors.is_empty() {
         Outcome::Clean
     } else {

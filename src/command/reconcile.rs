@@ -60,6 +60,7 @@ pub fn config(
     };
     Ok(reconciler::Config {
         app_namespaces: clean(&args.app_namespaces),
+        argocd_namespace: args.argocd_namespace.clone(),
         stuck_after: args.stuck_after,
         loop_window: args.loop_window,
         loop_syncs: args.loop_syncs,

@@ -25,6 +25,7 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
         app_context: args.app_context.clone(),
         cluster: args.cluster,
         app_namespaces: args.app_namespace.clone(),
+        argocd_namespace: args.argocd_namespace.clone(),
         on_error: match args.on_error {
             OnErrorArg::Allow => FailureMode::Allow,
             OnErrorArg::Deny => FailureMode::Deny,

@@ -695,6 +695,7 @@ mod tests {
             destination_namespace: namespace.map(str::to_string),
             require_crds: false,
             argocd: "3.2".parse().unwrap(),
+            ..EvaluateOptions::default()
         }
     }
 
@@ -809,7 +810,10 @@ mod tests {
         // The release judged for rides along in every document.
         assert_eq!(
             doc["argocd"],
-            json!({"version": "3.2", "major": 3, "minor": 2, "release": 302, "flavor": "ge"})
+            json!({"version": "3.2", "major": 3, "minor": 2, "patch": 99, "release": 302,
+                   "number": 30299, "flavor": "ge",
+                   "config": {"source": "none", "health_checks": [], "ignore_differences": [],
+                              "exclusions": [], "inclusions": [], "projects": {}}})
         );
         assert_eq!(doc["resource"]["spec"]["backoffLimit"], 6);
 

@@ -32,4 +32,4 @@ mod yaml;
 pub use error::LoadError;
 pub use load::{Loaded, STDIN_LABEL, load_paths, load_reader, load_str};
 pub use origin::{Origin, Position, SourceLocation};
-pub use yaml::{MAX_DEPTH, MAX_NODES};
+pub use yaml::{MAX_DEPTH, MAX_NODES, parse_yaml_value};

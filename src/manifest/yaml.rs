@@ -120,6 +120,21 @@ impl DocumentParser {
     }
 }
 
+/// The first document of `text` as JSON (`Null` when there is none), or the syntax error.
+/// For YAML embedded in a field, such as the blocks of Argo CD's `argocd-cm`.
+pub fn parse_yaml_value(text: &str) -> Result<Value, String> {
+    let docs = DocumentParser::default().parse(text, 0);
+    match docs.into_iter().next() {
+        Some(Document::Parsed(d)) => Ok(d.value),
+        Some(Document::Empty) | None => Ok(Value::Null),
+        Some(Document::Failed(e)) => Err(match e.kind {
+            DocumentErrorKind::Syntax(m) => format!("line {}: {m}", e.position.line),
+            DocumentErrorKind::TooDeep => "nested too deeply".to_string(),
+            DocumentErrorKind::TooLarge => "too large".to_string(),
+        }),
+    }
+}
+
 /// What a node is to its parent; decided when the node starts.
 #[derive(Debug, Clone, Copy)]
 enum Role {

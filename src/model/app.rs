@@ -18,6 +18,8 @@ pub struct Application {
     pub name: String,
     /// `spec.destination.namespace` (empty when unset).
     pub destination_namespace: String,
+    /// `spec.project` (empty when unset).
+    pub project: String,
     /// `spec.syncPolicy.syncOptions`.
     pub sync_options: SyncOptions,
     /// `spec.syncPolicy.automated` is set.
@@ -51,6 +53,10 @@ impl Application {
         Some(Application {
             name: r.name.clone(),
             destination_namespace: at("/destination/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            project: at("/project")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),

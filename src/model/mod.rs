@@ -7,6 +7,7 @@
 
 pub mod app;
 pub mod argo;
+pub mod argocd_config;
 pub mod health;
 pub mod refs;
 pub mod version;

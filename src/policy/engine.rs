@@ -51,7 +51,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use super::source::one_line;
-use crate::finding::Severity;
+use crate::finding::{Action, Severity};
 
 /// The generated package that aggregates all rules.
 pub(crate) const AGGREGATE_PACKAGE: &str = "syncguard.__evaluation";
@@ -123,6 +123,10 @@ pub struct Violation {
     /// The violation's own `"severity"`, overriding `meta.severity` (policies/README.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub severity: Option<Severity>,
+    /// The violation's own `"action"`, replacing `meta.action` as the default that
+    /// `config.yaml` overrides (a finding whose truth rests on an assumption is downgraded).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub action: Option<Action>,
 }
 
 /// What one rule concluded about one input.
@@ -493,10 +497,29 @@ fn parse_violations(v: &RegoValue) -> Result<Vec<Violation>, String> {
                 ));
             }
         };
+        let action = match o.get(&RegoValue::from("action")) {
+            None | Some(RegoValue::Undefined) | Some(RegoValue::Null) => None,
+            Some(RegoValue::String(s)) => match s.parse::<Action>() {
+                Ok(Action::Off) | Err(_) => {
+                    return Err(bad(
+                        "an object whose `action` is deny, warn, mutate or audit",
+                        item,
+                    ));
+                }
+                Ok(action) => Some(action),
+            },
+            Some(_) => {
+                return Err(bad(
+                    "an object whose `action` is deny, warn, mutate or audit",
+                    item,
+                ));
+            }
+        };
         out.push(Violation {
             msg,
             path,
             severity,
+            action,
         });
     }
     Ok(out)
@@ -555,11 +578,13 @@ mod tests {
                     msg: "m".into(),
                     path: Some("/spec".into()),
                     severity: None,
+                    action: None,
                 },
                 Violation {
                     msg: "n".into(),
                     path: None,
                     severity: None,
+                    action: None,
                 }
             ]
         );
@@ -567,6 +592,14 @@ mod tests {
             parse_violations(&rv(r#"[{"msg": "m", "severity": "info"}]"#)).unwrap()[0].severity,
             Some(Severity::Info)
         );
+        assert_eq!(
+            parse_violations(&rv(r#"[{"msg": "m", "action": "warn"}]"#)).unwrap()[0].action,
+            Some(Action::Warn)
+        );
+        for bad in ["off", "block", "1"] {
+            let v = format!(r#"[{{"msg": "m", "action": "{bad}"}}]"#);
+            assert!(parse_violations(&rv(&v)).unwrap_err().contains("`action`"));
+        }
         assert!(
             parse_violations(&rv(r#"[{"msg": "m", "severity": "urgent"}]"#))
                 .unwrap_err()

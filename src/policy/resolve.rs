@@ -174,6 +174,13 @@ pub(crate) fn findings(
                     }
                 };
                 for v in violations {
+                    let action = match v.action {
+                        Some(own) => config.action_for(&rule.id, namespace, own),
+                        None => action,
+                    };
+                    if action == Action::Off {
+                        continue;
+                    }
                     out.push(Finding {
                         location: resource.locate(v.path.as_deref().unwrap_or("")),
                         path: v.path,

@@ -38,6 +38,7 @@ use thiserror::Error;
 use tokio::sync::watch;
 
 use super::context::{Config, Context};
+use super::install::{self, Installation};
 use super::live::{AppIndex, LiveObject, adopt, key_of};
 use super::report::{ReportError, WriteSummary, write_reports};
 use crate::evaluate::{EvaluateOptions, Source, build_inputs};
@@ -211,6 +212,8 @@ pub struct Inventory {
     pub applications: Vec<Value>,
     /// Kinds skipped because the API server does not serve them (`plural.group`).
     pub skipped_kinds: Vec<String>,
+    /// The Argo CD release and configuration read from the cluster.
+    pub installation: Installation,
 }
 
 /// What one evaluation of an [`Inventory`] found.
@@ -469,7 +472,10 @@ pub fn namespace_in_scope(config: &Config, namespace: &str) -> bool {
 /// namespace). Applications come from `app_namespaces` when set, whatever the audit scope: an
 /// object's owner may live in a namespace that is not audited (usually `argocd`).
 pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventory, AuditError> {
-    let mut inventory = Inventory::default();
+    let mut inventory = Inventory {
+        installation: install::read(client, &config.argocd_namespace).await,
+        ..Inventory::default()
+    };
     for kind in AUDIT_KINDS {
         let scopes: Vec<Option<&str>> = if !kind.namespaced {
             vec![None]
@@ -590,6 +596,13 @@ pub fn evaluate_inventory(
     policies: &PolicySet,
 ) -> Evaluation {
     let index = AppIndex::build(inventory.applications.iter());
+    // config.yaml pins the release when it names one; else the cluster's controller says.
+    let argocd = policies
+        .config()
+        .argocd_version
+        .or(inventory.installation.version)
+        .unwrap_or_default();
+    let argocd_config = std::sync::Arc::new(inventory.installation.config.clone());
     let live_keys: HashSet<ObjectKey> = inventory.objects.iter().map(LiveObject::key).collect();
     let live_crds: HashSet<(String, String)> = inventory
         .objects
@@ -679,7 +692,9 @@ pub fn evaluate_inventory(
             source: Source::Audit,
             destination_namespace: group.destination.clone(),
             require_crds: false,
-            argocd: policies.config().argocd_version.unwrap_or_default(),
+            argocd,
+            argocd_config: argocd_config.clone(),
+            ..EvaluateOptions::default()
         };
         let set: Vec<Resource> = group.members.iter().map(|(r, _)| r.clone()).collect();
         let (inputs, _) = build_inputs(&set, &options);

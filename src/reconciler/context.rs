@@ -16,6 +16,9 @@ use crate::policy::builtin::PolicySource;
 pub struct Config {
     /// Namespaces whose Argo CD Applications are watched; empty = all namespaces.
     pub app_namespaces: Vec<String>,
+    /// Argo CD's own namespace: where its controller, `argocd-cm` and AppProjects are read
+    /// ([`super::install`]).
+    pub argocd_namespace: String,
     /// SG501: an operation Running longer than this is a stuck sync (default 20 min: the seed
     /// team's alert after a 40-minute stall).
     pub stuck_after: Duration,
@@ -56,6 +59,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             app_namespaces: Vec::new(),
+            argocd_namespace: "argocd".to_string(),
             stuck_after: Duration::from_secs(20 * 60),
             loop_window: Duration::from_secs(30 * 60),
             loop_syncs: 5,

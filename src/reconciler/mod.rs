@@ -40,6 +40,7 @@ pub mod events;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod hooks;
+pub mod install;
 pub mod leader;
 pub mod live;
 pub mod policy_reload;

@@ -31,12 +31,16 @@ use super::context::{AppContext, AppObjects};
 use crate::evaluate::PreparedSet;
 use crate::model::Resource;
 use crate::reconciler::application::{GROUP, KIND, VERSION};
+use crate::reconciler::install::{self, Installation};
 use crate::reconciler::live::{AppEntry, AppIndex};
 
 /// After a change to an Application, wait this long for more before rebuilding the index:
 /// Argo CD rewrites an Application's status many times during a sync, and one rebuild per burst
 /// is enough for a cache whose readers tolerate a second of staleness.
 const REINDEX_DELAY: Duration = Duration::from_millis(500);
+
+/// How often `serve --cluster` re-reads Argo CD's release and configuration.
+const INSTALL_REFRESH: Duration = Duration::from_secs(300);
 
 /// The `ApiResource` of Argo CD Applications (not in k8s-openapi; read as JSON).
 pub fn application_api_resource() -> ApiResource {
@@ -66,6 +70,8 @@ struct Inner {
     synced: AtomicBool,
     /// Admission sets of the Applications reviews used most recently.
     prepared: Mutex<Prepared>,
+    /// The Argo CD release and configuration, once read.
+    installation: ArcSwap<Option<Arc<Installation>>>,
 }
 
 /// At most this many objects are kept planned for admission across Applications (a planned
@@ -151,6 +157,7 @@ impl ClusterContext {
                 entries: Mutex::new(HashMap::new()),
                 synced: AtomicBool::new(false),
                 prepared: Mutex::new(Prepared::default()),
+                installation: ArcSwap::from_pointee(None),
             }),
         }
     }
@@ -262,6 +269,10 @@ impl AppContext for ClusterContext {
         })
     }
 
+    fn installation(&self) -> Option<Arc<Installation>> {
+        self.inner.installation.load().as_ref().clone()
+    }
+
     fn describe(&self) -> String {
         if self.is_synced() {
             format!("live Argo CD Applications ({} known)", self.len())
@@ -279,8 +290,10 @@ impl AppContext for ClusterContext {
 pub fn start(
     client: kube::Client,
     namespaces: &[String],
+    argocd_namespace: &str,
 ) -> (ClusterContext, impl Future<Output = ()> + Send + 'static) {
     let resource = application_api_resource();
+    let install_client = client.clone();
     let apis: Vec<Api<DynamicObject>> = if namespaces.is_empty() {
         vec![Api::all_with(client, &resource)]
     } else {
@@ -301,8 +314,39 @@ pub fn start(
         streams.push(stream);
     }
     let context = ClusterContext::new(stores);
-    let task = run(context.clone(), streams);
+    let watches = run(context.clone(), streams);
+    let installation = follow_installation(
+        context.clone(),
+        install_client,
+        argocd_namespace.to_string(),
+    );
+    let task = async move {
+        futures::join!(watches, installation);
+    };
     (context, task)
+}
+
+/// Re-reads the Argo CD installation every [`INSTALL_REFRESH`]; a release or configuration
+/// change (an Argo CD upgrade) reaches the rules within that time.
+async fn follow_installation(context: ClusterContext, client: kube::Client, namespace: String) {
+    loop {
+        let read = install::read(&client, &namespace).await;
+        let previous = context.installation();
+        if previous.as_deref() != Some(&read) {
+            tracing::info!(
+                namespace,
+                version = ?read.version.map(|v| v.to_string()),
+                config = ?read.config.source,
+                projects = read.config.projects.len(),
+                "Argo CD installation read"
+            );
+        }
+        context
+            .inner
+            .installation
+            .store(Arc::new(Some(Arc::new(read))));
+        tokio::time::sleep(INSTALL_REFRESH).await;
+    }
 }
 
 /// Drives the watches and rebuilds the index [`REINDEX_DELAY`] after the first change of a

@@ -24,6 +24,7 @@ use crate::evaluate::PreparedSet;
 use crate::manifest::load_paths;
 use crate::model::Resource;
 use crate::model::argo::SyncFacts;
+use crate::reconciler::install::Installation;
 
 /// The objects of one Application, as known to an [`AppContext`].
 #[derive(Debug, Clone)]
@@ -48,6 +49,11 @@ pub trait AppContext: Send + Sync {
 
     /// A short description for logs and `--help`-style messages.
     fn describe(&self) -> String;
+
+    /// The Argo CD release and configuration of the cluster, when this context reads them.
+    fn installation(&self) -> Option<Arc<Installation>> {
+        None
+    }
 }
 
 /// No context: cross-resource rules stay silent at admission.

@@ -41,6 +41,9 @@ pub struct Config {
     pub cluster: bool,
     /// Namespaces whose Applications the cache watches; empty = all namespaces.
     pub app_namespaces: Vec<String>,
+    /// With `cluster`: Argo CD's namespace, where the release it runs and its configuration
+    /// (`argocd-cm`, AppProjects) are read.
+    pub argocd_namespace: String,
     /// What to answer when a review cannot be finished.
     pub on_error: FailureMode,
     /// Deadline of one review (see [`ReviewOptions::eval_timeout`]).
@@ -74,6 +77,7 @@ impl Default for Config {
             app_context: None,
             cluster: false,
             app_namespaces: Vec::new(),
+            argocd_namespace: "argocd".to_string(),
             on_error: FailureMode::Allow,
             eval_timeout: Duration::from_secs(2),
             rule_deadline: Duration::from_millis(250),
@@ -203,7 +207,11 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
             namespaces = ?config.app_namespaces,
             "application cache starting; ordering rules (SG2xx) stay silent until it has synced"
         );
-        Some(super::cluster::start(client, &config.app_namespaces))
+        Some(super::cluster::start(
+            client,
+            &config.app_namespaces,
+            &config.argocd_namespace,
+        ))
     } else {
         None
     };

@@ -3,6 +3,7 @@
 //! worker slots and the deadline around it — so benchmarks and fuzzers can call
 //! [`handle_review`] directly with bytes.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
@@ -111,6 +112,8 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
         dry_run: request.dry_run.unwrap_or(false),
         user: request.user_info.clone(),
     };
+    // config.yaml pins the release when it names one; else the cluster's controller says.
+    let installation = snapshot.context.installation();
     let options = EvaluateOptions {
         source: Source::Admission,
         destination_namespace: namespace,
@@ -119,7 +122,12 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
             .policies
             .config()
             .argocd_version
+            .or(installation.as_ref().and_then(|i| i.version))
             .unwrap_or_default(),
+        argocd_config: installation
+            .map(|i| Arc::new(i.config.clone()))
+            .unwrap_or_default(),
+        ..EvaluateOptions::default()
     };
     let input = match &context {
         Some(c) => c.set.admission_input(&resource, &facts, &options),

@@ -1,0 +1,436 @@
+//! The Argo CD configuration rules may depend on: custom health checks, system-level
+//! ignoreDifferences and resource exclusions from the `argocd-cm` ConfigMap, and what each
+//! `AppProject` permits.
+//!
+//! The facts come from wherever they can be read: `argocd-cm` and `AppProject` objects in the
+//! checked input, a file named with `--argocd-config`, or the live objects of the cluster
+//! (reconciler, webhook). They become `input.argocd.config` (policies/README.md); without any of
+//! them the source is `none` and rules must not claim anything about the configuration.
+//!
+//! `argocd-cm` keys read (Argo CD's documented forms, old and new):
+//! - `resource.customizations.health.<group>_<kind>` (a core kind has no `<group>_` part),
+//! - `resource.customizations.ignoreDifferences.<group>_<kind>` and `...ignoreDifferences.all`,
+//! - `resource.customizations`: the older single YAML block keyed by `<group>/<kind>` with
+//!   `health.lua` and `ignoreDifferences` entries,
+//! - `resource.exclusions` and `resource.inclusions`: YAML lists of `{apiGroups, kinds,
+//!   clusters}`.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use super::Resource;
+use super::health::{HealthCheckSource, health_check_source};
+use crate::manifest::parse_yaml_value;
+
+/// The name of Argo CD's main ConfigMap.
+pub const ARGOCD_CM: &str = "argocd-cm";
+
+/// Where the configuration facts were read from (`input.argocd.config.source`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ConfigSource {
+    /// Nothing known: rules must not claim anything about the configuration.
+    #[default]
+    None,
+    /// `argocd-cm` or `AppProject` objects in the checked input.
+    Input,
+    /// A file given with `--argocd-config`.
+    File,
+    /// The live objects of the cluster.
+    Cluster,
+}
+
+/// What one `AppProject` permits (`input.argocd.config.projects.<name>`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Project {
+    /// `spec.clusterResourceWhitelist` as `{group, kind}`; empty means no cluster-scoped kind is
+    /// permitted, as in Argo CD.
+    pub cluster_resource_whitelist: Vec<Value>,
+    /// `spec.clusterResourceBlacklist`.
+    pub cluster_resource_blacklist: Vec<Value>,
+    /// `spec.namespaceResourceWhitelist`; `None` (absent) permits every namespaced kind.
+    pub namespace_resource_whitelist: Option<Vec<Value>>,
+    /// `spec.namespaceResourceBlacklist`.
+    pub namespace_resource_blacklist: Vec<Value>,
+    /// `spec.destinations` as `{server, name, namespace}`.
+    pub destinations: Vec<Value>,
+}
+
+impl Project {
+    fn from_spec(spec: Option<&Value>) -> Project {
+        let list = |key: &str| -> Option<Vec<Value>> {
+            let items = spec?.get(key)?.as_array()?;
+            Some(items.iter().filter_map(group_kind).collect())
+        };
+        let destinations = spec
+            .and_then(|s| s.get("destinations"))
+            .and_then(Value::as_array)
+            .map(|ds| {
+                ds.iter()
+                    .filter(|d| d.is_object())
+                    .map(|d| {
+                        json!({
+                            "server": str_at(d, "server"),
+                            "name": str_at(d, "name"),
+                            "namespace": str_at(d, "namespace"),
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        Project {
+            cluster_resource_whitelist: list("clusterResourceWhitelist").unwrap_or_default(),
+            cluster_resource_blacklist: list("clusterResourceBlacklist").unwrap_or_default(),
+            namespace_resource_whitelist: list("namespaceResourceWhitelist"),
+            namespace_resource_blacklist: list("namespaceResourceBlacklist").unwrap_or_default(),
+            destinations,
+        }
+    }
+}
+
+/// `{group, kind}` of a whitelist entry, or `None` when it is not an object.
+fn group_kind(v: &Value) -> Option<Value> {
+    v.is_object()
+        .then(|| json!({"group": str_at(v, "group"), "kind": str_at(v, "kind")}))
+}
+
+fn str_at<'v>(v: &'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// The configuration facts of one Argo CD installation.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ArgoCdConfig {
+    /// Where they were read from.
+    pub source: ConfigSource,
+    /// `<group>/<kind>` keys (globs as written) with a custom health check.
+    pub health_checks: BTreeSet<String>,
+    /// `<group>/<kind>` keys with system-level ignoreDifferences; `*` for `.all`.
+    pub ignore_differences: BTreeSet<String>,
+    /// `resource.exclusions` entries.
+    pub exclusions: Vec<Value>,
+    /// `resource.inclusions` entries.
+    pub inclusions: Vec<Value>,
+    /// AppProjects by name.
+    pub projects: BTreeMap<String, Project>,
+    /// What could not be read, one line each (reported as input errors by the CLI).
+    pub problems: Vec<String>,
+}
+
+impl ArgoCdConfig {
+    /// Reads `argocd-cm` ConfigMaps and `AppProject`s among `resources`. The source stays
+    /// `none` when there are neither.
+    pub fn from_resources<'r>(
+        resources: impl IntoIterator<Item = &'r Resource>,
+        source: ConfigSource,
+    ) -> ArgoCdConfig {
+        let mut config = ArgoCdConfig::default();
+        for r in resources {
+            if r.group.is_empty() && r.kind == "ConfigMap" && r.name == ARGOCD_CM {
+                config.read_argocd_cm(r);
+                config.source = source;
+            } else if r.group == "argoproj.io" && r.kind == "AppProject" && !r.name.is_empty() {
+                config
+                    .projects
+                    .insert(r.name.clone(), Project::from_spec(r.raw.get("spec")));
+                config.source = source;
+            }
+        }
+        config
+    }
+
+    /// True when any configuration was read.
+    pub fn is_known(&self) -> bool {
+        self.source != ConfigSource::None
+    }
+
+    /// Adds what `other` knows; `other` wins for a project both name. The source becomes
+    /// `other`'s when it knows anything.
+    pub fn merge(&mut self, other: ArgoCdConfig) {
+        if other.is_known() {
+            self.source = other.source;
+        }
+        self.health_checks.extend(other.health_checks);
+        self.ignore_differences.extend(other.ignore_differences);
+        self.exclusions.extend(other.exclusions);
+        self.inclusions.extend(other.inclusions);
+        self.projects.extend(other.projects);
+        self.problems.extend(other.problems);
+    }
+
+    fn read_argocd_cm(&mut self, cm: &Resource) {
+        let Some(data) = cm.raw.get("data").and_then(Value::as_object) else {
+            return;
+        };
+        for (key, value) in data {
+            let Some(text) = value.as_str() else {
+                continue;
+            };
+            if let Some(gk) = key.strip_prefix("resource.customizations.health.") {
+                self.health_checks.insert(key_to_group_kind(gk));
+            } else if let Some(gk) = key.strip_prefix("resource.customizations.ignoreDifferences.")
+            {
+                let gk = if gk == "all" {
+                    "*".to_string()
+                } else {
+                    key_to_group_kind(gk)
+                };
+                self.ignore_differences.insert(gk);
+            } else if key == "resource.customizations" {
+                self.read_customizations_block(key, text);
+            } else if key == "resource.exclusions" {
+                let items = self.yaml_list(key, text);
+                self.exclusions.extend(items);
+            } else if key == "resource.inclusions" {
+                let items = self.yaml_list(key, text);
+                self.inclusions.extend(items);
+            }
+        }
+    }
+
+    /// The pre-1.x single block: `<group>/<kind>: {health.lua, ignoreDifferences, ...}`.
+    fn read_customizations_block(&mut self, key: &str, text: &str) {
+        let Some(Value::Object(block)) = self.yaml(key, text) else {
+            return;
+        };
+        for (gk, entry) in block {
+            let gk = if gk.contains('/') {
+                gk.clone()
+            } else {
+                format!("/{gk}")
+            };
+            if entry.get("health.lua").is_some() {
+                self.health_checks.insert(gk.clone());
+            }
+            if entry.get("ignoreDifferences").is_some() {
+                self.ignore_differences.insert(gk);
+            }
+        }
+    }
+
+    fn yaml_list(&mut self, key: &str, text: &str) -> Vec<Value> {
+        match self.yaml(key, text) {
+            Some(Value::Array(items)) => items.into_iter().filter(Value::is_object).collect(),
+            Some(Value::Null) | None => Vec::new(),
+            Some(_) => {
+                self.problems
+                    .push(format!("{ARGOCD_CM}: `{key}` is not a YAML list"));
+                Vec::new()
+            }
+        }
+    }
+
+    fn yaml(&mut self, key: &str, text: &str) -> Option<Value> {
+        match parse_yaml_value(text) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.problems
+                    .push(format!("{ARGOCD_CM}: `{key}` is not valid YAML: {e}"));
+                None
+            }
+        }
+    }
+
+    /// True when argocd-cm gives `group`/`kind` its own health check.
+    pub fn has_custom_health(&self, group: &str, kind: &str) -> bool {
+        let subject = format!("{group}/{kind}");
+        self.health_checks.iter().any(|k| glob_match(k, &subject))
+    }
+
+    /// The `input.argocd.config` document.
+    pub fn to_value(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("source".into(), json!(self.source));
+        m.insert("health_checks".into(), json!(self.health_checks));
+        m.insert("ignore_differences".into(), json!(self.ignore_differences));
+        m.insert("exclusions".into(), Value::Array(self.exclusions.clone()));
+        m.insert("inclusions".into(), Value::Array(self.inclusions.clone()));
+        m.insert("projects".into(), json!(self.projects));
+        Value::Object(m)
+    }
+}
+
+/// `apps_Deployment` → `apps/Deployment`; `Service` → `/Service`; globs kept as written.
+fn key_to_group_kind(key: &str) -> String {
+    match key.rsplit_once('_') {
+        Some((group, kind)) => format!("{group}/{kind}"),
+        None => format!("/{key}"),
+    }
+}
+
+/// `*` matches any run of characters (Argo CD matches these keys as globs).
+fn glob_match(pattern: &str, subject: &str) -> bool {
+    let Some((first, rest)) = pattern.split_once('*') else {
+        return pattern == subject;
+    };
+    let Some(mut tail) = subject.strip_prefix(first) else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('*').collect();
+    let Some((last, middle)) = parts.split_last() else {
+        return true;
+    };
+    for part in middle {
+        match tail.find(part) {
+            Some(at) => tail = &tail[at + part.len()..],
+            None => return false,
+        }
+    }
+    tail.len() >= last.len() && tail.ends_with(last)
+}
+
+/// The health check Argo CD applies to `group`/`kind` with this configuration, as
+/// `input.health_check` spells it: `custom` (argocd-cm, which wins over the stock checks),
+/// `builtin`, `bundled-lua`, or `None`.
+pub fn health_check_name(config: &ArgoCdConfig, group: &str, kind: &str) -> Option<&'static str> {
+    if config.has_custom_health(group, kind) {
+        return Some("custom");
+    }
+    health_check_source(group, kind).map(|s| match s {
+        HealthCheckSource::Builtin => "builtin",
+        HealthCheckSource::BundledLua => "bundled-lua",
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::load_str;
+
+    fn config(yaml: &str) -> ArgoCdConfig {
+        let loaded = load_str("argocd.yaml", yaml);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        ArgoCdConfig::from_resources(&loaded.resources, ConfigSource::Input)
+    }
+
+    const CM: &str = r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm, namespace: argocd}
+data:
+  resource.customizations.health.argoproj.io_Application: |
+    hs = {}
+    return hs
+  resource.customizations.health.Service: "return {}"
+  resource.customizations.health.*.crossplane.io_*: "return {}"
+  resource.customizations.ignoreDifferences.apps_Deployment: |
+    jsonPointers: [/spec/replicas]
+  resource.customizations.ignoreDifferences.all: |
+    managedFieldsManagers: [kube-controller-manager]
+  resource.customizations: |
+    cert-manager.io/Certificate:
+      health.lua: return {}
+    ConfigMap:
+      ignoreDifferences: "jsonPointers: [/data]"
+  resource.exclusions: |
+    - apiGroups: [cilium.io]
+      kinds: [CiliumIdentity]
+      clusters: ["*"]
+"#;
+
+    #[test]
+    fn argocd_cm_keys_in_both_forms_become_group_kind_facts() {
+        let c = config(CM);
+        assert_eq!(c.source, ConfigSource::Input);
+        let health: Vec<&str> = c.health_checks.iter().map(String::as_str).collect();
+        assert_eq!(
+            health,
+            [
+                "*.crossplane.io/*",
+                "/Service",
+                "argoproj.io/Application",
+                "cert-manager.io/Certificate"
+            ]
+        );
+        let ignored: Vec<&str> = c.ignore_differences.iter().map(String::as_str).collect();
+        assert_eq!(ignored, ["*", "/ConfigMap", "apps/Deployment"]);
+        assert_eq!(c.exclusions.len(), 1);
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+    }
+
+    #[test]
+    fn custom_health_wins_over_stock_checks_and_matches_globs() {
+        let c = config(CM);
+        assert_eq!(
+            health_check_name(&c, "argoproj.io", "Application"),
+            Some("custom")
+        );
+        assert_eq!(health_check_name(&c, "", "Service"), Some("custom"));
+        assert_eq!(
+            health_check_name(&c, "aws.crossplane.io", "Bucket"),
+            Some("custom")
+        );
+        assert_eq!(health_check_name(&c, "apps", "Deployment"), Some("builtin"));
+        let none = ArgoCdConfig::default();
+        assert_eq!(health_check_name(&none, "argoproj.io", "Application"), None);
+        assert_eq!(
+            health_check_name(&none, "cert-manager.io", "Certificate"),
+            Some("bundled-lua")
+        );
+    }
+
+    #[test]
+    fn app_projects_keep_argo_cd_whitelist_semantics() {
+        let c = config(
+            r#"
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: team-a, namespace: argocd}
+spec:
+  destinations: [{server: "https://kubernetes.default.svc", namespace: "team-a-*"}]
+  namespaceResourceBlacklist: [{group: "", kind: ResourceQuota}]
+---
+apiVersion: argoproj.io/v1alpha1
+kind: AppProject
+metadata: {name: default, namespace: argocd}
+spec:
+  clusterResourceWhitelist: [{group: "*", kind: "*"}]
+  namespaceResourceWhitelist: [{group: "*", kind: "*"}]
+"#,
+        );
+        let a = &c.projects["team-a"];
+        assert!(a.cluster_resource_whitelist.is_empty());
+        assert_eq!(a.namespace_resource_whitelist, None);
+        assert_eq!(a.namespace_resource_blacklist.len(), 1);
+        assert_eq!(a.destinations[0]["namespace"], "team-a-*");
+        let v = c.to_value();
+        assert_eq!(
+            v["projects"]["default"]["cluster_resource_whitelist"][0],
+            json!({"group": "*", "kind": "*"})
+        );
+        assert_eq!(
+            v["projects"]["team-a"]["namespace_resource_whitelist"],
+            Value::Null
+        );
+    }
+
+    #[test]
+    fn broken_yaml_in_argocd_cm_is_a_problem_not_a_panic() {
+        let c = config(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.exclusions: \"[unclosed\"\n  resource.inclusions: \"a: b\"\n",
+        );
+        assert_eq!(c.problems.len(), 2, "{:?}", c.problems);
+        assert!(c.problems[0].contains("resource.exclusions"));
+        assert!(c.problems[1].contains("not a YAML list"));
+    }
+
+    #[test]
+    fn without_argocd_objects_nothing_is_known() {
+        let c = config("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: app-settings}\n");
+        assert!(!c.is_known());
+        assert_eq!(c.to_value()["source"], "none");
+    }
+
+    #[test]
+    fn globs_match_like_argo_cd_keys() {
+        assert!(glob_match("*.crossplane.io/*", "aws.crossplane.io/Bucket"));
+        assert!(!glob_match("*.crossplane.io/*", "crossplane.io/Bucket"));
+        assert!(glob_match("*", "apps/Deployment"));
+        assert!(glob_match("apps/*", "apps/Deployment"));
+        assert!(!glob_match("apps/Deployment", "apps/DaemonSet"));
+        assert!(glob_match("a*b*c", "aXbYc"));
+        assert!(!glob_match("a*b*c", "aXbY"));
+    }
+}
