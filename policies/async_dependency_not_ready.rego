@@ -11,12 +11,9 @@
 #  2. the producer is in an earlier step but stock Argo CD has no health check for its kind
 #     (target.health_check == null): Argo CD does not wait for it to be ready, so the wave order
 #     gives no guarantee either (spec §5.3: kinds without a health check gate nothing, §10-11).
-# And, for normal resources (hooks are SG201's), the stronger form of the same mistake:
-#  3. the dependency (applied by Argo CD or produced) comes in a *later* step than the consumer,
-#     whose step is gated: Argo CD waits for the consumer to be Healthy before the later step,
-#     and the consumer cannot become Healthy without the dependency. A Deployment fails after its
-#     progressDeadlineSeconds (Degraded fails the sync); a StatefulSet or Job waits forever.
-#     Only kinds whose health waits for their pods (not a CronJob). Severity high.
+# The stronger form of the same mistake — a normal resource whose dependency (applied by Argo CD
+# or produced) comes in a *later* step than its own, gated one — is SG207's
+# (policies/forward_dependency.rego); this rule reported it as its "case 3" until issue 13.
 #
 # Decisions, to avoid noise:
 #  - Objects the sync applies itself (ConfigMaps, Secrets, ServiceAccounts, PVCs in the same step)
@@ -36,8 +33,7 @@ meta := {
 		"A Secret produced by a controller (ExternalSecret, SealedSecret, Certificate) exists only once that",
 		"controller has reconciled its producer. Argo CD waits for that only when the producer is in an earlier",
 		"wave and has a health check; in the same wave, or without a health check, the pods that need the",
-		"Secret start without it and fail until it appears, or for ever if it never does. A normal resource whose",
-		"dependency comes in a later wave deadlocks the sync outright.",
+		"Secret start without it and fail until it appears, or for ever if it never does.",
 	]),
 	"docs": "docs/rules/SG202.md",
 }
@@ -81,57 +77,6 @@ violations contains {"msg": msg, "path": _via(ref)} if {
 		],
 	)
 }
-
-# 3. A normal resource whose dependency the sync creates only in a later step.
-violations contains {"msg": msg, "path": _via(ref), "severity": "high"} if {
-	# cheap first tests, implied by the conditions below (_kind is input.resource.kind or "object")
-	input.resource.kind in _health_needs_pods
-	input.refs != []
-	input.plan.tasks != []
-	_applies
-	object.get(_sync, "is_hook", false) != true
-	_kind in _health_needs_pods
-	some ref in _refs
-	is_object(ref)
-	ref.role in _needs_roles
-	object.get(ref, "optional", false) != true
-	target := object.get(ref, "target", null)
-	is_object(target)
-	target.resolution in {"in_set", "produced_by"}
-	consumer_task := _first_task(_plan_tasks)
-	object.get(consumer_task, "gated", false) == true
-	target_task := _first_task(_array(target, "tasks"))
-	target_task.step > consumer_task.step
-	msg := sprintf(
-		"%s needs %s before it exists: %s, a later step than this %s (%s), and Argo CD starts that step only once this %s is Healthy, which it cannot become without it, so the sync stalls (for ever, or until a progress deadline marks it Degraded). Fix: %s",
-		[
-			_subject, _ref_label(ref), _later_origin(ref, target_task), _kind, _where(consumer_task),
-			_kind, _later_fix(ref, target_task, consumer_task),
-		],
-	)
-}
-
-# Kinds whose Argo CD health waits for their pods (a CronJob, say, is Healthy without any).
-_health_needs_pods := {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Pod", "Job", "Rollout"}
-
-_later_origin(ref, task) := _origin(ref, task) if {
-	ref.target.resolution == "produced_by"
-} else := sprintf("it is applied at %s", [_where(task)])
-
-_later_fix(ref, target_task, consumer_task) := sprintf(
-	"give %s a sync-wave below %v, or give this %s a sync-wave after %v.",
-	[_definer_label(ref), _wave(consumer_task), _kind, _wave(target_task)],
-) if {
-	_str(target_task, "phase") == _str(consumer_task, "phase")
-} else := sprintf(
-	"let Argo CD apply %s before this %s: in the %s phase with a sync-wave below %v (it runs at %s now).",
-	[_definer_label(ref), _kind, _str(consumer_task, "phase"), _wave(consumer_task), _where(target_task)],
-)
-
-# The object Argo CD applies: the producer for produced_by, else the referenced object.
-_definer_label(ref) := _producer_label(ref) if {
-	ref.target.resolution == "produced_by"
-} else := _ref_label(ref)
 
 _async_refs contains ref if {
 	_applies

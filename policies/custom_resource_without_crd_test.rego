@@ -168,3 +168,186 @@ test_meta_follows_the_contract if {
 	count(rule.meta.title) > 0
 	count(rule.meta.why) > 0
 }
+
+# ---- Application-level SkipDryRunOnMissingResource: honoured from Argo CD 3.1.0 (argo-cd#22679) ----
+
+argocd(minor) := {"version": sprintf("3.%d", [minor]), "major": 3, "minor": minor, "release": 300 + minor, "number": 30099 + (100 * minor)}
+
+with_app_skip(minor) := object.union(
+	review(certificate, facts([]), [crd_ref("missing")], "check"),
+	{"app": app(["SkipDryRunOnMissingResource=true"]), "argocd": argocd(minor)},
+)
+
+test_the_application_level_option_counts_from_argo_cd_3_1 if {
+	count(rule.violations) == 0 with input as with_app_skip(1)
+	count(rule.violations) == 0 with input as with_app_skip(4)
+}
+
+test_before_argo_cd_3_1_the_application_level_option_is_ignored if {
+	v := rule.violations with input as with_app_skip(0)
+	count(v) == 1
+	some x in v
+	contains(x.msg, "or add SkipDryRunOnMissingResource=true (argocd.argoproj.io/sync-options on this object; Argo CD before 3.1 ignores it in the Application's syncOptions) when the CRD")
+	endswith(x.msg, " The Application's syncOptions set SkipDryRunOnMissingResource=true, but Argo CD before 3.1 reads that option only from the object's own annotation (Application-level support arrived in v3.1.0, argo-cd#22679).")
+}
+
+test_before_argo_cd_3_1_the_object_option_still_counts if {
+	r := object.union(review(certificate, facts(["SkipDryRunOnMissingResource=true"]), [crd_ref("missing")], "check"), {"argocd": argocd(0)})
+	count(rule.violations) == 0 with input as r
+}
+
+test_before_argo_cd_3_1_without_any_option_the_fix_names_only_the_annotation if {
+	r := object.union(review(certificate, facts([]), [crd_ref("missing")], "check"), {"argocd": argocd(0)})
+	v := rule.violations with input as r
+	some x in v
+	contains(x.msg, "Argo CD before 3.1 ignores it in the Application's syncOptions) when the CRD is created during the sync, before this object's wave.")
+	not contains(x.msg, "The Application's syncOptions set")
+}
+
+# ---- kinds whose CRD a controller creates at runtime ----
+
+constraint := {
+	"apiVersion": "constraints.gatekeeper.sh/v1beta1",
+	"kind": "K8sRequiredLabels",
+	"metadata": {"name": "ns-must-have-owner"},
+	"spec": {"match": {"kinds": [{"apiGroups": [""], "kinds": ["Namespace"]}]}, "parameters": {"labels": ["owner"]}},
+}
+
+constraint_ref := object.union(crd_ref("missing"), {"name": "K8sRequiredLabels.constraints.gatekeeper.sh"})
+
+constraint_msg := concat("", [
+	"K8sRequiredLabels ns-must-have-owner is a constraints.gatekeeper.sh/K8sRequiredLabels, whose CRD Gatekeeper creates at runtime from the ConstraintTemplate that defines this kind, ",
+	"so no Application can ship it. Where that has not happened yet when Argo CD syncs (a new cluster, or the object that makes it appear is in this same sync), ",
+	"the dry-run of this object fails with \"the server could not find the requested resource\" and the whole sync stops with \"one or more synchronization tasks are not valid\" ",
+	"before anything is applied, that object included, so retrying never gets past it. ",
+	"Fix: add SkipDryRunOnMissingResource=true (argocd.argoproj.io/sync-options on this object, or the Application's syncOptions), ",
+	"give this object a sync-wave after whatever makes the CRD appear, and give the Application a syncPolicy.retry: until the CRD exists the apply of this object still fails.",
+])
+
+test_a_gatekeeper_constraint_gets_the_runtime_crd_advice if {
+	v := rule.violations with input as review(constraint, facts([]), [constraint_ref], "check")
+	v == {{"msg": constraint_msg, "path": "/apiVersion"}}
+}
+
+test_a_gatekeeper_constraint_with_the_skip_option_is_fine if {
+	count(rule.violations) == 0 with input as review(constraint, facts(["SkipDryRunOnMissingResource=true"]), [constraint_ref], "check")
+}
+
+test_a_gatekeeper_constraint_template_itself_is_a_shipped_crd if {
+	template := {"apiVersion": "templates.gatekeeper.sh/v1", "kind": "ConstraintTemplate", "metadata": {"name": "k8srequiredlabels"}, "spec": {}}
+	v := rule.violations with input as review(template, facts([]), [crd_ref("missing")], "check")
+	some x in v
+	contains(x.msg, "needs the CRD for templates.gatekeeper.sh/ConstraintTemplate, which is not in this Application")
+}
+
+provider_kind(api_version, kind) := {"apiVersion": api_version, "kind": kind, "metadata": {"name": "assets"}, "spec": {"forProvider": {"region": "eu-west-1"}}}
+
+test_crossplane_provider_kinds_get_the_runtime_crd_advice if {
+	every api in ["s3.aws.upbound.io/v1beta1", "s3.aws.m.upbound.io/v1beta1", "s3.m.aws.upbound.io/v1beta1", "aws.upbound.io/v1beta1", "storage.gcp.upbound.io/v1beta1", "kubernetes.crossplane.io/v1alpha2", "s3.aws.crossplane.io/v1beta1"] {
+		v := rule.violations with input as review(provider_kind(api, "Bucket"), facts([]), [crd_ref("missing")], "check")
+		count(v) == 1
+		some x in v
+		contains(x.msg, "whose CRD Crossplane's package manager installs at runtime from the Provider package that defines this kind, so no Application can ship it.")
+	}
+}
+
+test_crossplane_own_kinds_ship_with_crossplane if {
+	every api in ["pkg.crossplane.io/v1", "apiextensions.crossplane.io/v1", "protection.crossplane.io/v1beta1", "ops.crossplane.io/v1alpha1", "secrets.crossplane.io/v1alpha1", "daytwo.crossplane.io/v1alpha1"] {
+		v := rule.violations with input as review(provider_kind(api, "Provider"), facts([]), [crd_ref("missing")], "check")
+		count(v) == 1
+		some x in v
+		contains(x.msg, "which is not in this Application: if that CRD is not installed")
+	}
+}
+
+test_groups_that_only_look_like_provider_groups_are_not_runtime_installed if {
+	every api in ["spaces.upbound.io/v1beta1", "notaws.upbound.io/v1", "crossplane.io.example.com/v1", "gatekeeper.sh/v1"] {
+		v := rule.violations with input as review(provider_kind(api, "Thing"), facts([]), [crd_ref("missing")], "check")
+		count(v) == 1
+		some x in v
+		not contains(x.msg, "at runtime")
+	}
+}
+
+# ---- the CRD is in the Application but does not serve the object's version ----
+
+old_certificate := object.union(certificate, {"apiVersion": "cert-manager.io/v1alpha2"})
+
+crd_in_set(versions) := object.union(crd_ref("in_set"), {"target": {
+	"resolution": "in_set", "kind": "CustomResourceDefinition", "group": "apiextensions.k8s.io",
+	"name": "certificates.cert-manager.io", "namespace": null, "phases": ["Sync"], "wave": 0,
+	"is_hook": false, "tasks": [{"phase": "Sync", "wave": 0, "step": 0, "gated": false, "final": true}],
+	"versions": versions,
+}})
+
+v1_only := [{"name": "v1", "served": true, "storage": true}]
+
+version_msg := concat("", [
+	"Certificate app-foo/svc-foo-tls is written for cert-manager.io/v1alpha2, but the CRD for cert-manager.io/Certificate in this Application ",
+	"(CustomResourceDefinition certificates.cert-manager.io) does not define v1alpha2, and serves only v1. ",
+	"Argo CD matches a CRD to its objects by group and kind only, so it skips this object's dry-run, applies the CRD, and then applying this object fails, ",
+	"because the API server serves no cert-manager.io/v1alpha2 (an error such as \"no matches for kind \"Certificate\" in version \"cert-manager.io/v1alpha2\"\"). ",
+	"The operation ends with \"one or more objects failed to apply\" after the earlier steps were applied, and every retry fails the same way. ",
+	"Fix: write this object for a served version (apiVersion: cert-manager.io/v1, converting its fields if the schema changed), or serve v1alpha2 in the CRD again.",
+])
+
+test_a_version_the_crd_does_not_define_is_denied if {
+	v := rule.violations with input as review(old_certificate, facts([]), [crd_in_set(v1_only)], "check")
+	v == {{"msg": version_msg, "path": "/apiVersion", "severity": "high", "action": "deny"}}
+}
+
+test_a_version_listed_with_served_false_is_denied if {
+	versions := [
+		{"name": "v1alpha2", "served": false, "storage": false},
+		{"name": "v1beta1", "served": true, "storage": false},
+		{"name": "v1", "served": true, "storage": true},
+	]
+	v := rule.violations with input as review(old_certificate, facts([]), [crd_in_set(versions)], "check")
+	count(v) == 1
+	some x in v
+	contains(x.msg, "(CustomResourceDefinition certificates.cert-manager.io) lists v1alpha2 with served: false, and serves only v1, v1beta1.")
+	contains(x.msg, "(apiVersion: cert-manager.io/v1, converting")
+}
+
+test_a_crd_serving_nothing_asks_to_serve_the_version if {
+	v := rule.violations with input as review(old_certificate, facts([]), [crd_in_set([{"name": "v1alpha2", "served": false, "storage": true}])], "check")
+	some x in v
+	contains(x.msg, "lists v1alpha2 with served: false, and serves no version at all.")
+	endswith(x.msg, "Fix: serve v1alpha2 in the CRD (served: true), or stop shipping this object.")
+}
+
+test_without_a_served_storage_version_the_fix_names_the_first_served_one if {
+	versions := [{"name": "v1beta1", "served": true, "storage": false}, {"name": "v1", "served": true, "storage": false}]
+	v := rule.violations with input as review(old_certificate, facts([]), [crd_in_set(versions)], "check")
+	some x in v
+	contains(x.msg, "(apiVersion: cert-manager.io/v1, converting")
+}
+
+test_a_served_version_is_fine if {
+	count(rule.violations) == 0 with input as review(certificate, facts([]), [crd_in_set(v1_only)], "check")
+	both := [{"name": "v1alpha2", "served": true, "storage": false}, {"name": "v1", "served": true, "storage": true}]
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_in_set(both)], "check")
+}
+
+test_skip_dry_run_does_not_save_an_unserved_version if {
+	r := object.union(review(old_certificate, facts(["SkipDryRunOnMissingResource=true"]), [crd_in_set(v1_only)], "check"), {"app": app(["SkipDryRunOnMissingResource=true"])})
+	count(rule.violations) == 1 with input as r
+}
+
+test_unknown_versions_are_not_judged if {
+	# absent fact (older syncguard), [] (not resolved in_set), malformed entries
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_ref("in_set")], "check")
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_in_set([])], "check")
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_in_set("x")], "check")
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_in_set([1, {"served": true}])], "check")
+}
+
+test_admission_and_audit_never_see_an_unserved_version if {
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_in_set(v1_only)], "admission")
+	count(rule.violations) == 0 with input as review(old_certificate, facts([]), [crd_in_set(v1_only)], "audit")
+}
+
+test_an_object_argo_cd_never_applies_is_not_judged_for_its_version if {
+	skipped := object.union(facts([]), {"phases": [], "skip": true, "ignored": {"reason": "skip"}})
+	count(rule.violations) == 0 with input as review(old_certificate, skipped, [crd_in_set(v1_only)], "check")
+}

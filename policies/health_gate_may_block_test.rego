@@ -172,6 +172,134 @@ test_malformed_input_yields_nothing_and_does_not_fail if {
 	count(rule.violations) == 1 with input as r
 }
 
+# ---- argocd-cm custom health checks (issue-13 facts) ----
+
+test_a_custom_health_check_for_the_kind_decides if {
+	custom := object.union(review(public_lb, [task("Sync", 0, 0, true, false)], 1, []), {"health_check": "custom"})
+	count(rule.violations) == 0 with input as custom
+	listed := object.union(review(web_ingress, [task("Sync", 0, 0, true, false)], 1, []), {"argocd": {"config": {"source": "input", "health_checks": ["networking.k8s.io/*"]}}})
+	count(rule.violations) == 0 with input as listed
+	core := object.union(review(public_lb, [task("Sync", 0, 0, true, false)], 0, []), {"argocd": {"config": {"source": "file", "health_checks": ["/Service"]}}})
+	count(rule.violations) == 0 with input as core
+}
+
+test_a_custom_check_for_another_kind_changes_nothing if {
+	r := object.union(review(public_lb, [task("Sync", 0, 0, true, false)], 0, []), {"argocd": {"config": {"source": "input", "health_checks": ["/ConfigMap", "argoproj.io/Application"]}}, "health_check": "builtin"})
+	count(rule.violations) == 1 with input as r
+}
+
+# ---- custom resources with a Lua health check ----
+
+certificate := {
+	"apiVersion": "cert-manager.io/v1",
+	"kind": "Certificate",
+	"metadata": {"name": "shop-tls", "namespace": "shop"},
+	"spec": {"secretName": "shop-tls", "issuerRef": {"name": "letsencrypt", "kind": "ClusterIssuer"}, "dnsNames": ["shop.example.com"]},
+}
+
+definition_ref := {
+	"kind": "CustomResourceDefinition", "group": "apiextensions.k8s.io", "name": "certificates.cert-manager.io", "namespace": "",
+	"via": "/apiVersion", "optional": false, "role": "definition", "defines": {"group": "cert-manager.io", "kind": "Certificate"},
+	"target": {"resolution": "missing"},
+}
+
+cr_review(resource, tasks, postsync_hooks, health_check, source) := object.union(review(resource, tasks, postsync_hooks, []), {
+	"health_check": health_check,
+	"refs": [definition_ref],
+	"context": {"source": source, "dry_run": false},
+})
+
+test_a_lua_checked_custom_resource_in_an_early_wave_is_recorded if {
+	v := rule.violations with input as cr_review(certificate, [task("Sync", 0, 0, true, false)], 0, "bundled-lua", "check")
+	v == {{
+		"msg": concat("", [
+			"Certificate shop/shop-tls at Sync wave 0 can block the 2 later steps: ",
+			"Argo CD starts the next step only once every object of this one is Healthy, ",
+			"and its health check (the Lua check bundled with Argo CD for cert-manager.io/Certificate) reads the status its controller writes: ",
+			"until that controller has reconciled it, and for ever if the controller is not installed in this cluster or does not watch this namespace, ",
+			"there is no status and the check reports it Progressing (most Lua checks do while status is empty). ",
+			"Fix: make sure that controller runs before this sync (installed by an earlier Application or wave), ",
+			"or, since nothing in this Application references this object, put it in the last wave.",
+		]),
+		"path": "/spec",
+		"severity": "info",
+		"action": "audit",
+	}}
+}
+
+test_the_later_steps_are_counted if {
+	v := rule.violations with input as cr_review(certificate, [task("Sync", 1, 1, true, false)], 0, "custom", "check")
+	count(v) == 1
+	some x in v
+	startswith(x.msg, "Certificate shop/shop-tls at Sync wave 1 can block the later step: ")
+	contains(x.msg, "(argocd-cm's custom check for cert-manager.io/Certificate)")
+	r := object.union(cr_review(certificate, [task("Sync", 0, 0, true, false)], 0, "custom", "check"), {"plan": {"steps": "3"}})
+	w := rule.violations with input as r
+	some y in w
+	startswith(y.msg, "Certificate shop/shop-tls at Sync wave 0 can block every later step: ")
+}
+
+test_a_live_custom_resource_without_status_is_evidence if {
+	v := rule.violations with input as cr_review(certificate, [task("Sync", 0, 0, true, false)], 0, "bundled-lua", "audit")
+	count(v) == 1
+	some x in v
+	x.severity == "low"
+	not x.action
+	contains(x.msg, "and it is live with no status yet: its health check (the Lua check bundled with Argo CD for cert-manager.io/Certificate) reads the status its controller writes, so either that controller is not running")
+}
+
+test_a_custom_resource_with_status_has_a_controller if {
+	live := object.union(certificate, {"status": {"conditions": [{"type": "Ready", "status": "False", "reason": "Pending"}]}})
+	count(rule.violations) == 0 with input as cr_review(live, [task("Sync", 0, 0, true, false)], 1, "bundled-lua", "audit")
+}
+
+test_a_custom_resource_before_postsync_hooks if {
+	v := rule.violations with input as cr_review(certificate, [task("Sync", 0, 0, true, false)], 2, "bundled-lua", "check")
+	count(v) == 1
+	some x in v
+	startswith(x.msg, "Certificate shop/shop-tls in the Sync phase can keep the PostSync hooks (2) from ever running: ")
+	endswith(x.msg, "or do not rely on PostSync hooks in this Application.")
+	x.action == "audit"
+}
+
+test_custom_resources_that_are_not_waited_for if {
+	# the last step
+	count(rule.violations) == 0 with input as cr_review(certificate, [task("Sync", 2, 2, false, true)], 0, "bundled-lua", "check")
+
+	# no health check: Healthy as soon as it exists
+	count(rule.violations) == 0 with input as cr_review(certificate, [task("Sync", 0, 0, true, false)], 0, null, "check")
+
+	# a compiled-in check (argoproj.io Workflow) is not a controller-written status guess
+	workflow := {"apiVersion": "argoproj.io/v1alpha1", "kind": "Workflow", "metadata": {"name": "seed", "namespace": "shop"}, "spec": {}}
+	count(rule.violations) == 0 with input as cr_review(workflow, [task("Sync", 0, 0, true, false)], 0, "builtin", "check")
+
+	# Argo CD's own Application is SG208's
+	app := {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "metadata": {"name": "payments", "namespace": "argocd"}, "spec": {}}
+	count(rule.violations) == 0 with input as object.union(cr_review(app, [task("Sync", 0, 0, true, false)], 0, "custom", "check"), {"refs": []})
+
+	# a built-in kind with a custom check: its controller is part of Kubernetes
+	deployment := {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"}, "spec": {}}
+	count(rule.violations) == 0 with input as object.union(cr_review(deployment, [task("Sync", 0, 0, true, false)], 0, "custom", "check"), {"refs": []})
+	crd := {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition", "metadata": {"name": "certificates.cert-manager.io"}, "spec": {}}
+	count(rule.violations) == 0 with input as object.union(cr_review(crd, [task("Sync", 0, 0, true, false)], 0, "bundled-lua", "check"), {"refs": []})
+}
+
+test_a_custom_resource_something_needs_is_left_to_the_dependency_rules if {
+	reader := {
+		"kind": "Deployment", "group": "apps", "name": "web", "namespace": "shop", "role": "volume",
+		"via": "/spec/template/spec/volumes/0/secret/secretName", "is_hook": false, "phases": ["Sync"], "wave": 1,
+	}
+	r := object.union(cr_review(certificate, [task("Sync", 0, 0, true, false)], 0, "bundled-lua", "check"), {"dependents": [reader]})
+	count(rule.violations) == 0 with input as r
+	live := object.union(r, {"context": {"source": "audit"}})
+	count(rule.violations) == 1 with input as live
+}
+
+test_without_refs_the_group_tells_a_custom_resource if {
+	r := object.union(cr_review(certificate, [task("Sync", 0, 0, true, false)], 0, "bundled-lua", "check"), {"refs": "x"})
+	count(rule.violations) == 1 with input as r
+}
+
 test_meta_follows_the_contract if {
 	rule.meta.id == "SG206"
 	rule.meta.severity == "low"

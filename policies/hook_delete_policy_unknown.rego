@@ -21,6 +21,7 @@ meta := {
 		"re-created when expected: completed hooks pile up, or a leftover Job is re-applied instead of re-run.",
 	]),
 	"docs": "docs/rules/SG106.md",
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 violations contains {"msg": msg, "path": path} if {

@@ -182,15 +182,25 @@ test_fixed_seed_migration_as_sync_hook_after_wave_2_is_fine if {
 	count(rule.violations) == 0 with input as r
 }
 
-test_external_secret_in_the_hooks_own_step_is_still_too_late if {
+test_external_secret_in_the_hooks_own_step_is_a_warning if {
+	# Not provable: the pod starts before the Secret exists, but the kubelet retries it, so the hook
+	# hangs only if the controller never writes the Secret.
 	r := review(migration_job, hook_facts("PreSync", 5), plan([task("PreSync", 5, 0)]), [produced_secret([task("PreSync", 5, 0)])])
 	v := rule.violations with input as r
 	count(v) == 1
 	some x in v
 	x.path == secret_via
-	x.severity == "critical"
+	x.severity == "high"
+	x.action == "warn"
 	startswith(x.msg, "Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials before it exists: it is produced by ExternalSecret app-foo/db-credentials at PreSync wave 5, the hook's own step,")
 	contains(x.msg, "Fix: give ExternalSecret app-foo/db-credentials a lower sync-wave than this hook (below 5), so that Argo CD applies it a step earlier.")
+}
+
+test_a_later_step_is_a_deny_without_a_per_finding_action if {
+	v := rule.violations with input as seed_input
+	some x in v
+	x.severity == "critical"
+	not x.action
 }
 
 test_config_map_in_a_later_wave_of_the_same_phase if {
@@ -259,15 +269,78 @@ test_builtin_and_unknown_targets_are_not_judged if {
 	count(rule.violations) == 0 with input as r
 }
 
-test_a_secret_missing_from_the_application_is_high if {
-	secret := object.union(produced_secret([]), {"target": {"resolution": "missing"}})
-	r := review(migration_job, hook_facts("PreSync", 5), plan([task("PreSync", 5, 0)]), [secret])
-	v := rule.violations with input as r
+missing_secret_input(context) := object.union(
+	review(migration_job, hook_facts("PreSync", 5), plan([task("PreSync", 5, 0)]), [object.union(produced_secret([]), {"target": {"resolution": "missing"}})]),
+	{"context": context},
+)
+
+test_a_secret_missing_from_the_input_is_a_warning_naming_the_assumption if {
+	v := rule.violations with input as missing_secret_input({"source": "check", "dry_run": false})
 	v == {{
-		"msg": "Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, which is not in this Application: unless it already exists in the cluster (created by hand or by an Application synced earlier), the hook's pod cannot start and the sync waits for it forever. Add it to this Application in a step before the hook, or make sure whatever creates it runs first; if it is provisioned outside Argo CD on purpose, exempt this object.",
+		"msg": concat("", [
+			"Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, which is not in the input: ",
+			"syncguard assumes it is created outside this Application (by hand, by another Application or an operator) before this sync; ",
+			"if it is not, the hook's pod cannot start and the sync waits for it forever. ",
+			"Make sure whatever creates it runs first, or add it to this Application in a step before the hook. ",
+			"If the input holds everything this Application needs, check with --complete to have this reported as an error.",
+		]),
 		"path": secret_via,
 		"severity": "high",
+		"action": "warn",
 	}}
+}
+
+test_an_input_not_declared_complete_is_still_an_assumption if {
+	v := rule.violations with input as missing_secret_input({"source": "check", "dry_run": false, "complete": false})
+	some x in v
+	x.action == "warn"
+}
+
+test_a_secret_missing_from_a_complete_input_is_denied if {
+	v := rule.violations with input as missing_secret_input({"source": "check", "dry_run": false, "complete": true})
+	v == {{
+		"msg": concat("", [
+			"Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, ",
+			"which is not in this Application, whose manifests are declared complete (--complete): ",
+			"nothing creates it before the hook, so the hook's pod cannot start and the sync waits for it forever. ",
+			"Fix: add Secret app-foo/db-credentials to this Application in a step before the hook, or create it before the sync; ",
+			"if it is provisioned outside Argo CD on purpose, exempt this object.",
+		]),
+		"path": secret_via,
+		"severity": "critical",
+	}}
+}
+
+test_a_secret_the_audit_finds_neither_in_the_app_nor_in_the_cluster_is_denied if {
+	v := rule.violations with input as missing_secret_input({"source": "audit", "dry_run": false})
+	count(v) == 1
+	some x in v
+	x.severity == "critical"
+	not x.action
+	contains(x.msg, "needs Secret app-foo/db-credentials, which is neither in this Application nor in the cluster: nothing creates it before the hook,")
+}
+
+test_a_malformed_or_absent_context_counts_as_an_assumption if {
+	v := rule.violations with input as missing_secret_input("x")
+	count(v) == 1
+	some x in v
+	x.action == "warn"
+	r := object.remove(missing_secret_input({}), ["context"])
+	w := rule.violations with input as r
+	count(w) == 1
+	some y in w
+	y.action == "warn"
+}
+
+test_a_secret_that_exists_in_the_cluster_is_fine if {
+	# audit: not in the set but live, created by hand or by another Application
+	r := object.union(missing_secret_input({"source": "audit", "dry_run": false}), {"refs": [object.union(produced_secret([]), {"target": {"resolution": "live"}})]})
+	count(rule.violations) == 0 with input as r
+}
+
+test_admission_without_the_target_in_the_app_context_reports_nothing if {
+	r := object.union(missing_secret_input({"source": "admission", "dry_run": false}), {"refs": [object.union(produced_secret([]), {"target": {"resolution": "unknown"}})]})
+	count(rule.violations) == 0 with input as r
 }
 
 test_a_missing_namespace_is_not_reported if {
@@ -282,7 +355,7 @@ test_without_a_plan_the_hook_is_located_from_its_sync_facts if {
 	v := rule.violations with input as r
 	count(v) == 1
 	some x in v
-	startswith(x.msg, "Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, which is not in this Application:")
+	startswith(x.msg, "Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, which is not in the input:")
 }
 
 test_a_skipped_dependency_is_never_created if {

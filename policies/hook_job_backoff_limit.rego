@@ -27,6 +27,8 @@ meta := {
 		"An explicit small limit makes the hook, and with it the sync, fail fast with a clear reason.",
 	]),
 	"docs": "docs/rules/SG102.md",
+	"kinds": ["Job"], # only these kinds can be reported: others skip the rule
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 # The value proposed in messages and patches: data.syncguard.config.defaults, else this fallback.

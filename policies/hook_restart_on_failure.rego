@@ -21,6 +21,8 @@ meta := {
 		"With restartPolicy Never every attempt ends Failed, keeps its logs, and the hook fails visibly.",
 	]),
 	"docs": "docs/rules/SG103.md",
+	"kinds": ["Job", "Pod"], # only these kinds can be reported: others skip the rule
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 violations contains {"msg": msg, "path": "/spec/template/spec/restartPolicy"} if {

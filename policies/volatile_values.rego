@@ -10,6 +10,13 @@
 #    and dates, compact timestamps or epoch seconds in labels or annotations whose key names a
 #    time (date, time, stamp, build, deployed, created, updated, rendered, generated, restarted).
 #    Other random-looking values are left to `syncguard determinism` (SG302), which renders twice;
+#  - template actions left unrendered in a value ({{ randAlphaNum 16 }}, {{ now }}, genCA,
+#    genSelfSignedCert, uuidv4, randAscii, htpasswd, ...): what a raw Helm template file, or a
+#    kustomize or plugin input that is rendered later, shows before rendering. Every render
+#    produces a new value (Argo CD's Helm docs, "Random Data"; argo-cd#14944 proposes the same
+#    scan), and if Argo CD applies the file as it is the braces are applied literally. Looked for
+#    in labels and annotations (the three places above), data and stringData, caBundle fields and
+#    pod-template env values;
 # and fields the server owns, usually copied from `kubectl get -o yaml`:
 #  - deployment.kubernetes.io/revision, kubectl.kubernetes.io/last-applied-configuration;
 #  - metadata.resourceVersion and metadata.uid (the apply is rejected: conflict, uid mismatch),
@@ -69,6 +76,148 @@ violations contains {"msg": msg, "path": e.pointer} if {
 		"%s sets a timestamp in the %s %s %s: \"%s\" differs on every render if a template produces the current time (Helm now, date), and then Argo CD sees the Application OutOfSync after every refresh and auto-sync re-applies it in a loop%s. Render a stable value (the commit, the chart or image version) or remove it; if the value is fixed in Git on purpose, exempt this object.",
 		[_subject, e.location_name, e.kind_word, e.key, e.value, _rollout_note(e)],
 	)
+}
+
+# Template actions that return a new value on every render, left unrendered in the manifest.
+violations contains {"msg": msg, "path": e.pointer} if {
+	# cheap first tests: Rust found a template action somewhere in the object; then the same as
+	# _template_entries' (the audit test and _volatile_checks)
+	input.has_template == true
+	not input.context.source == "audit"
+	_volatile_checks
+	some e in _template_entries
+	msg := sprintf(
+		"%s has an unrendered template in %s: \"%s\" calls %s, which returns a new value on every render. Argo CD renders the manifests again on every refresh (helm template for a chart), so once this is rendered the Application is OutOfSync after every refresh and auto-sync re-applies it in a loop%s (Argo CD's Helm docs, \"Random Data\"); if Argo CD applies this file without rendering it, the braces themselves are applied. Fix: %s.",
+		[_subject, e.where, e.value, concat(", ", e.functions), _template_rollout_note(e), _template_fix(e.functions)],
+	)
+}
+
+_template_rollout_note(e) := ", rolling the pods each time" if startswith(e.pointer, "/spec/template/")
+
+else := ""
+
+# {"pointer", "where", "value", "functions"} for every string value holding a template action that
+# calls a render-time random or clock function.
+_template_entries contains {"pointer": c.pointer, "where": c.where, "value": c.value, "functions": functions} if {
+	input.has_template == true
+	not input.context.source == "audit"
+	_volatile_checks
+	_judged
+	some c in _template_candidates
+	functions := _volatile_functions(c.value)
+	count(functions) > 0
+	_changed_value(c)
+}
+
+# Labels and annotations.
+_template_candidates contains {"pointer": sprintf("%s/%s/%s", [loc.pointer, field, _escape(key)]), "where": sprintf("the %s %s %s", [loc.dotted, trim_suffix(field, "s"), key]), "value": value, "path": array.concat(loc.path, [field, key])} if {
+	some loc in _locations
+	metadata := object.get(_resource, loc.path, null)
+	is_object(metadata)
+	some field in ["annotations", "labels"]
+	values := object.get(metadata, field, {})
+	is_object(values)
+	some key, value in values
+	is_string(value)
+	contains(value, "{{")
+
+	# the restartedAt and rollme findings above already name these
+	key != "kubectl.kubernetes.io/restartedAt"
+	not contains(lower(key), "rollme")
+}
+
+# ConfigMap and Secret data.
+_template_candidates contains {"pointer": sprintf("/%s/%s", [field, _escape(key)]), "where": sprintf("%s.%s", [field, key]), "value": value, "path": [field, key]} if {
+	some field in ["data", "stringData"]
+	values := object.get(_resource, field, {})
+	is_object(values)
+	some key, value in values
+	is_string(value)
+	contains(value, "{{")
+}
+
+# caBundle of webhook configurations, APIServices and CRD conversion webhooks.
+_template_candidates contains {"pointer": sprintf("/webhooks/%d/clientConfig/caBundle", [i]), "where": sprintf("webhooks[%d].clientConfig.caBundle", [i]), "value": value, "path": ["webhooks", i, "clientConfig", "caBundle"]} if {
+	webhooks := object.get(_resource, "webhooks", [])
+	is_array(webhooks)
+	some i, webhook in webhooks
+	is_object(webhook)
+	value := object.get(webhook, ["clientConfig", "caBundle"], null)
+	is_string(value)
+	contains(value, "{{")
+}
+
+_template_candidates contains {"pointer": concat("", ["/", concat("/", path)]), "where": concat(".", path), "value": value, "path": path} if {
+	some path in [["spec", "caBundle"], ["spec", "conversion", "webhook", "clientConfig", "caBundle"]]
+	value := object.get(_resource, path, null)
+	is_string(value)
+	contains(value, "{{")
+}
+
+# Pod-template env values.
+_template_candidates contains {"pointer": sprintf("/spec/template/spec/%s/%d/env/%d/value", [list, i, j]), "where": sprintf("spec.template.spec.%s[%d].env[%d] (%s)", [list, i, j, _str(env, "name")]), "value": value, "path": ["spec", "template", "spec", list, i, "env", j, "value"]} if {
+	some list in ["containers", "initContainers"]
+	containers := object.get(_resource, ["spec", "template", "spec", list], [])
+	is_array(containers)
+	some i, container in containers
+	is_object(container)
+	envs := object.get(container, "env", [])
+	is_array(envs)
+	some j, env in envs
+	is_object(env)
+	value := object.get(env, "value", null)
+	is_string(value)
+	contains(value, "{{")
+}
+
+# Sprig/Helm functions whose result differs on every call, named in a template action.
+_volatile_functions(value) := sort([f | some f in names]) if {
+	names := {f |
+		some action in regex.find_n(`\{\{[^}]*\}\}`, value, -1)
+		body := concat("", [" ", trim(trim_suffix(trim_prefix(action, "{{"), "}}"), "-"), " "])
+		some m in regex.find_all_string_submatch_n(_volatile_function_pattern, body, -1)
+		f := m[1]
+	}
+}
+
+_volatile_function_pattern := `[\s(|](now|randAlphaNum|randAlpha|randNumeric|randAscii|randBytes|randInt|shuffle|uuidv4|genCA|genCAWithKey|genPrivateKey|genSelfSignedCert|genSelfSignedCertWithKey|genSignedCert|genSignedCertWithKey|htpasswd|bcrypt|encryptAES)[\s)|]`
+
+_template_fix(functions) := concat("; ", [fix |
+	some family in ["certificate", "random", "time"]
+	_in_family(family, functions)
+	fix := _family_fix[family]
+])
+
+_in_family("certificate", functions) if {
+	some f in functions
+	startswith(f, "gen")
+}
+
+_in_family("random", functions) if {
+	some f in functions
+	not startswith(f, "gen")
+	f != "now"
+}
+
+_in_family("time", functions) if "now" in functions
+
+_family_fix := {
+	"certificate": "issue the certificate outside the render (cert-manager: a Certificate, and cainjector for a caBundle) instead of generating it in the template",
+	"random": "create the secret value once outside the render (by hand, an ExternalSecret or a SealedSecret) and reference it, or pass it in as a value; Helm's lookup fallback does not help, Argo CD renders without cluster access (argo-cd#5202)",
+	"time": "render a stable value (the chart version, the commit) instead of the current time",
+}
+
+# On an admission UPDATE only values that differ from the object being replaced are news.
+_changed_value(_) if not _admission
+
+_changed_value(c) if {
+	_admission
+	not _same_value_in_old(c)
+}
+
+_same_value_in_old(c) if {
+	is_object(input.old)
+	object.get(input.old, c.path, null) == c.value
 }
 
 # Keys handled above, or set by people to a fixed time on purpose.

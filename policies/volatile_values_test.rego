@@ -24,11 +24,13 @@ web(metadata, template_metadata) := {
 
 facts := {"phases": ["Sync"], "is_hook": false, "hook_types": [], "wave": 0}
 
+# input.has_template as Rust computes it: some string holds "{{" before "}}".
 review(resource, source) := {
 	"operation": "CREATE",
 	"resource": resource,
 	"sync": facts,
 	"context": {"source": source, "dry_run": false},
+	"has_template": regex.match(`\{\{.*\}\}`, json.marshal(resource)),
 }
 
 restarted := web({}, {"annotations": {"kubectl.kubernetes.io/restartedAt": "2026-08-08T00:18:00+09:00"}})
@@ -257,6 +259,120 @@ test_malformed_input_yields_nothing_and_does_not_fail if {
 	d := {"kind": "Deployment", "metadata": {"name": "web", "annotations": {"rollme-not-a-string": 5, "date": null}, "labels": []}, "spec": {"template": {"metadata": []}}}
 	count(rule.violations) == 0 with input as review(d, "check")
 	count(rule.violations) == 1 with input as object.union(review(restarted, "admission"), {"old": "x"})
+}
+
+# ---- unrendered template actions ----
+
+raw_secret := {
+	"apiVersion": "v1",
+	"kind": "Secret",
+	"metadata": {"name": "redis", "namespace": "shop"},
+	"type": "Opaque",
+	"data": {"redis-password": "{{ randAlphaNum 10 | b64enc | quote }}", "redis-user": "ZGVmYXVsdA=="},
+}
+
+test_an_unrendered_random_value_in_secret_data if {
+	v := rule.violations with input as review(raw_secret, "check")
+	v == {{
+		"msg": concat("", [
+			"Secret shop/redis has an unrendered template in data.redis-password: \"{{ randAlphaNum 10 | b64enc | quote }}\" calls randAlphaNum, ",
+			"which returns a new value on every render. Argo CD renders the manifests again on every refresh (helm template for a chart), ",
+			"so once this is rendered the Application is OutOfSync after every refresh and auto-sync re-applies it in a loop ",
+			"(Argo CD's Helm docs, \"Random Data\"); if Argo CD applies this file without rendering it, the braces themselves are applied. ",
+			"Fix: create the secret value once outside the render (by hand, an ExternalSecret or a SealedSecret) and reference it, ",
+			"or pass it in as a value; Helm's lookup fallback does not help, Argo CD renders without cluster access (argo-cd#5202).",
+		]),
+		"path": "/data/redis-password",
+	}}
+}
+
+test_templates_are_looked_for_only_where_rust_found_one if {
+	doc := object.union(review(raw_secret, "check"), {"has_template": false})
+	count(rule.violations) == 0 with input as doc
+}
+
+test_generated_certificates_and_the_clock if {
+	webhook := {
+		"apiVersion": "admissionregistration.k8s.io/v1",
+		"kind": "MutatingWebhookConfiguration",
+		"metadata": {"name": "shop-injector", "annotations": {"shop.example.com/issued": "{{- now | date \"2006-01-02\" -}}"}},
+		"webhooks": [{"name": "inject.shop.example.com", "clientConfig": {"caBundle": "{{ $ca := genCA \"shop-ca\" 365 }}{{ $ca.Cert | b64enc }}"}}],
+	}
+	v := rule.violations with input as review(webhook, "check")
+	{f.path | some f in v} == {"/webhooks/0/clientConfig/caBundle", "/metadata/annotations/shop.example.com~1issued"}
+	some x in v
+	x.path == "/webhooks/0/clientConfig/caBundle"
+	contains(x.msg, "calls genCA, which returns a new value on every render.")
+	endswith(x.msg, "Fix: issue the certificate outside the render (cert-manager: a Certificate, and cainjector for a caBundle) instead of generating it in the template.")
+	some y in v
+	y.path == "/metadata/annotations/shop.example.com~1issued"
+	startswith(y.msg, "MutatingWebhookConfiguration shop-injector has an unrendered template in the metadata annotation shop.example.com/issued:")
+	endswith(y.msg, "Fix: render a stable value (the chart version, the commit) instead of the current time.")
+}
+
+test_several_functions_in_a_pod_template if {
+	d := web({}, {"annotations": {"rollout-id": "{{ uuidv4 }}-{{ now | unixEpoch }}"}})
+	v := rule.violations with input as review(d, "check")
+	count(v) == 1
+	some x in v
+	x.path == "/spec/template/metadata/annotations/rollout-id"
+	contains(x.msg, "calls now, uuidv4, which returns a new value on every render.")
+	contains(x.msg, "re-applies it in a loop, rolling the pods each time (Argo CD's Helm docs")
+	endswith(x.msg, "or pass it in as a value; Helm's lookup fallback does not help, Argo CD renders without cluster access (argo-cd#5202); render a stable value (the chart version, the commit) instead of the current time.")
+}
+
+test_env_values_and_string_data if {
+	d := json.patch(web({}, {}), [{"op": "add", "path": "/spec/template/spec/containers/0/env", "value": [
+		{"name": "SESSION_KEY", "value": "{{ randAscii 32 }}"},
+		{"name": "REGION", "value": "{{ .Values.region }}"},
+	]}])
+	v := rule.violations with input as review(d, "check")
+	{f.path | some f in v} == {"/spec/template/spec/containers/0/env/0/value"}
+	some x in v
+	contains(x.msg, "in spec.template.spec.containers[0].env[0] (SESSION_KEY): \"{{ randAscii 32 }}\" calls randAscii,")
+	s := object.union(object.remove(raw_secret, ["data"]), {"stringData": {"htpasswd": "{{ htpasswd \"admin\" .Values.password }}"}})
+	w := rule.violations with input as review(s, "check")
+	{f.path | some f in w} == {"/stringData/htpasswd"}
+}
+
+test_an_unrendered_rollme_is_reported_once if {
+	d := web({}, {"annotations": {"rollme": "{{ randAlphaNum 5 | quote }}"}})
+	v := rule.violations with input as review(d, "check")
+	count(v) == 1
+	some x in v
+	contains(x.msg, "Helm's rollme trick")
+}
+
+test_deterministic_template_actions_are_fine if {
+	s := object.union(raw_secret, {"data": {
+		"redis-password": "{{ .Values.password | b64enc | quote }}",
+		"checksum": "{{ include \"shop.config\" . | sha256sum }}",
+		"note": "{{ .Values.now }} {{ .Values.nowhere }} {{ randomName }}",
+		"literal": "randAlphaNum 10",
+	}})
+	count(rule.violations) == 0 with input as review(s, "check")
+}
+
+test_unrendered_templates_in_hooks_and_live_objects_are_not_judged if {
+	hook := object.union(review(raw_secret, "check"), {"sync": {"phases": ["PreSync"], "is_hook": true, "hook_types": ["PreSync"]}})
+	count(rule.violations) == 0 with input as hook
+	count(rule.violations) == 0 with input as review(raw_secret, "audit")
+}
+
+test_an_admission_update_carrying_the_same_template_is_not_news if {
+	r := object.union(review(raw_secret, "admission"), {"operation": "UPDATE", "old": raw_secret})
+	count(rule.violations) == 0 with input as r
+	changed := object.union(raw_secret, {"data": {"redis-password": "{{ randAlphaNum 12 }}"}})
+	w := rule.violations with input as object.union(review(changed, "admission"), {"operation": "UPDATE", "old": raw_secret})
+	{x.path | some x in w} == {"/data/redis-password"}
+}
+
+test_malformed_template_places_do_not_fail if {
+	d := {"kind": "Secret", "metadata": {"name": "x"}, "data": "x", "stringData": [1], "webhooks": [1, {"clientConfig": "x"}], "spec": {"caBundle": 5, "template": {"spec": {"containers": [1, {"env": [1, {"value": 2}]}]}}}}
+	count(rule.violations) == 0 with input as review(d, "check")
+	a := {"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService", "metadata": {"name": "v1beta1.metrics.example.com"}, "spec": {"caBundle": "{{ genSelfSignedCert \"metrics\" nil nil 365 }}"}}
+	v := rule.violations with input as review(a, "check")
+	{x.path | some x in v} == {"/spec/caBundle"}
 }
 
 test_meta_follows_the_contract if {

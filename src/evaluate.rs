@@ -154,8 +154,8 @@ struct AppView<'a> {
     postsync_hooks: usize,
     /// `input.plan.tracked`: members Argo CD compares (applied in Sync, not hooks).
     tracked: usize,
-    /// Image tags the tracked members' pods use, with how many members use each
-    /// (`input.plan.tracked_image_tags`).
+    /// Image tags the tracked members' pods use, with how many members use each (for
+    /// `input.plan.image_tag_shared`).
     tracked_image_tags: BTreeMap<String, usize>,
     /// Reverse references, built on first use (see [`AppView::dependents_index`]).
     dependents: OnceLock<HashMap<usize, Vec<(usize, usize)>>>,
@@ -400,7 +400,7 @@ impl<'a> AppView<'a> {
         dependents: Vec<Value>,
         options: &EvaluateOptions,
     ) -> Value {
-        let (tracked, tags) = self.tracked_with(&me);
+        let (tracked, shared) = self.tracked_with(&me);
         let mut doc = Map::new();
         doc.insert("resource".into(), me.resource.raw.clone());
         doc.insert("operation".into(), Value::from(options.source.operation()));
@@ -415,7 +415,7 @@ impl<'a> AppView<'a> {
                 "steps": self.plan.steps.len(),
                 "postsync_hooks": postsync_hooks,
                 "tracked": tracked,
-                "tracked_image_tags": tags,
+                "image_tag_shared": shared,
             }),
         );
         let refs: Vec<Value> = refs
@@ -425,6 +425,10 @@ impl<'a> AppView<'a> {
         doc.insert("refs".into(), Value::Array(refs));
         doc.insert("dependents".into(), Value::Array(dependents));
         doc.insert("collisions".into(), Value::Array(self.collisions_of(&me)));
+        doc.insert(
+            "has_template".into(),
+            Value::Bool(has_template(&me.resource.raw)),
+        );
         doc.insert(
             "health_check".into(),
             json!(health_check_name(
@@ -532,42 +536,31 @@ impl<'a> AppView<'a> {
         })
     }
 
-    /// `input.plan.tracked` and `tracked_image_tags` with `me` in its slot: a member as
-    /// computed with the view; an admitted object replaces its member's share, or adds its own.
-    fn tracked_with(&self, me: &Member<'_>) -> (usize, Vec<String>) {
+    /// `input.plan.tracked` and `input.plan.image_tag_shared` with `me` in its slot: a member
+    /// as computed with the view; an admitted object replaces its member's share, or adds its
+    /// own. O(own images) per document: the tags themselves never go into the documents.
+    fn tracked_with(&self, me: &Member<'_>) -> (usize, bool) {
         let member = self.objects.get(me.i).zip(self.facts.get(me.i));
-        if let Some((obj, _)) = member
-            && std::ptr::eq(obj, me.resource)
-        {
-            return (
-                self.tracked,
-                self.tracked_image_tags.keys().cloned().collect(),
-            );
-        }
+        let same = member.is_some_and(|(obj, _)| std::ptr::eq(obj, me.resource));
         let mut tracked = self.tracked;
-        let mut counts = self.tracked_image_tags.clone();
+        // Tags the slot's member contributes to the counts: not "another" object's.
+        let mut minus: Vec<String> = Vec::new();
         if let Some((obj, facts)) = member
             && is_tracked(facts)
         {
-            tracked -= 1;
-            for tag in image_tags(&obj.raw) {
-                if let Some(n) = counts.get_mut(&tag) {
-                    *n -= 1;
-                }
+            minus = image_tags(&obj.raw);
+            if !same {
+                tracked -= 1;
             }
         }
-        if is_tracked(me.facts) {
+        if !same && is_tracked(me.facts) {
             tracked += 1;
-            for tag in image_tags(&me.resource.raw) {
-                *counts.entry(tag).or_default() += 1;
-            }
         }
-        let tags = counts
-            .into_iter()
-            .filter(|(_, n)| *n > 0)
-            .map(|(t, _)| t)
-            .collect();
-        (tracked, tags)
+        let shared = image_tags(&me.resource.raw).iter().any(|tag| {
+            let all = self.tracked_image_tags.get(tag).copied().unwrap_or(0);
+            all > minus.iter().filter(|t| *t == tag).count()
+        });
+        (tracked, shared)
     }
 
     /// `input.collisions` of `me`: the other members Argo CD gives the same identity. A member
@@ -717,6 +710,20 @@ fn collisions(objects: &[Resource], destination: &str) -> HashMap<usize, Vec<usi
     out
 }
 
+/// True when some string of the object holds a template action (`{{` before `}}`): a manifest
+/// that was not rendered, or only partly (`input.has_template`). One walk without allocation,
+/// so that rules looking for unrendered templates can skip every other object at once.
+pub fn has_template(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s
+            .find("{{")
+            .is_some_and(|at| s.get(at + 2..).is_some_and(|rest| rest.contains("}}"))),
+        Value::Array(items) => items.iter().any(has_template),
+        Value::Object(map) => map.values().any(has_template),
+        _ => false,
+    }
+}
+
 /// An object Argo CD compares: applied in the Sync phase, not a hook.
 fn is_tracked(facts: &SyncFacts) -> bool {
     !facts.is_hook && facts.phases.contains(&SyncPhase::Sync)
@@ -797,4 +804,33 @@ fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_template_action_is_found_anywhere_in_the_object_and_only_when_closed() {
+        let raw = json!({"data": {"a": "x", "b": ["{{ randAlphaNum 8 }}"]}});
+        assert!(has_template(&raw));
+        assert!(!has_template(
+            &json!({"data": {"a": "}} then {{", "b": "{{ open"}})
+        ));
+        assert!(!has_template(&json!({"spec": {"replicas": 3}})));
+    }
+
+    #[test]
+    fn image_tags_come_from_every_pod_spec_shape() {
+        let deployment = json!({"spec": {"template": {"spec": {
+            "initContainers": [{"image": "registry:5000/tools/migrate:1.4.2"}],
+            "containers": [{"image": "api:1.4.2@sha256:abc"}, {"image": "registry:5000/untagged"},
+                           {"image": "plain"}]}}}});
+        assert_eq!(image_tags(&deployment), ["1.4.2", "1.4.2"]);
+        let cron = json!({"spec": {"jobTemplate": {"spec": {"template": {"spec": {
+            "containers": [{"image": "report:2024.06"}]}}}}}});
+        assert_eq!(image_tags(&cron), ["2024.06"]);
+        let pod = json!({"spec": {"containers": [{"image": "curl:8.8.0"}]}});
+        assert_eq!(image_tags(&pod), ["8.8.0"]);
+    }
 }

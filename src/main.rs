@@ -18,6 +18,15 @@ use syncguard::cli::{Cli, Command};
 use syncguard::command;
 
 fn main() -> ExitCode {
+    // RUST_BACKTRACE=1 (common in CI and shells) also makes every error value capture a
+    // backtrace; regorus creates and drops errors on ordinary evaluation paths, so that doubled
+    // the policy load and cost ~10 % of a large check. Panics keep their backtraces; error
+    // values never show theirs. An explicit RUST_LIB_BACKTRACE is left alone.
+    if std::env::var_os("RUST_LIB_BACKTRACE").is_none() {
+        // SAFETY: first statement of main, before any thread exists (the runtimes and rayon's
+        // pool start later), so nothing reads the environment concurrently.
+        unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
+    }
     let cli = Cli::parse();
     let stdout = std::io::stdout();
     let is_terminal = stdout.is_terminal();

@@ -3,7 +3,7 @@
 //! syncguard evaluates the Rego rules with regorus, but rule authors test them with `opa test` too
 //! (scripts/opa-test.sh), and users expect a rule to mean what it means in OPA. This test builds
 //! every policy input document exactly as `syncguard check` does (`build_inputs`) over every
-//! directory of `tests/fixtures/manifests/` and `examples/`, evaluates each rule package with
+//! directory of `tests/fixtures/manifests/`, `tests/fixtures/field/` and `examples/`, evaluates each rule package with
 //! regorus (VM and interpreter) and with the `opa` binary, and compares, per (input, rule):
 //!
 //! - the set of violations, each projected to what syncguard reads: `msg`, `path`, `severity`;
@@ -90,6 +90,7 @@ fn subdirs(base: &Path) -> Vec<PathBuf> {
 /// way `syncguard check` does it.
 fn corpora() -> Vec<Corpus> {
     let mut dirs = subdirs(&root().join("tests/fixtures/manifests"));
+    dirs.extend(subdirs(&root().join("tests/fixtures/field")));
     dirs.extend(subdirs(&root().join("examples")));
     dirs.into_iter()
         .map(|dir| {
@@ -105,7 +106,7 @@ fn corpora() -> Vec<Corpus> {
                 "{}: no objects",
                 dir.display()
             );
-            let (inputs, _) = build_inputs(&loaded.resources, &EvaluateOptions::default());
+            let (inputs, _) = build_inputs(&loaded.resources, &options_of(&dir));
             let name = dir.strip_prefix(root()).unwrap().display().to_string();
             Corpus {
                 name,
@@ -114,6 +115,21 @@ fn corpora() -> Vec<Corpus> {
             }
         })
         .collect()
+}
+
+/// The options `syncguard check` gets for a fixture: a field fixture's `ARGS` file may name
+/// `--argocd-version V` (tests/fixtures/field/README.md).
+fn options_of(dir: &Path) -> EvaluateOptions {
+    let mut options = EvaluateOptions::default();
+    if let Ok(args) = fs::read_to_string(dir.join("ARGS")) {
+        let words: Vec<&str> = args.split_whitespace().collect();
+        for pair in words.windows(2) {
+            if pair[0] == "--argocd-version" {
+                options.argocd = pair[1].parse().unwrap();
+            }
+        }
+    }
+    options
 }
 
 /// `policies/`, or `$SYNCGUARD_PARITY_POLICIES` (e.g. a directory of rules still being written).
@@ -693,4 +709,37 @@ fn the_bytecode_vm_and_the_interpreter_agree_on_every_fixture_input() {
         report.is_empty(),
         "the regorus backends disagree:\n{report}"
     );
+}
+
+/// `meta.kinds` and `meta.hooks_only` only save time: evaluating every rule for every object
+/// must give the same outcomes on every fixture. A rule whose declaration is narrower than what
+/// it reports fails here.
+#[test]
+fn the_kind_and_hook_dispatch_changes_no_outcome() {
+    let corpora = corpora();
+    let dispatched = load(false);
+    let everything = PolicySet::load_with(
+        &policies_dir(),
+        &LoadOptions {
+            dispatch: false,
+            ..LoadOptions::default()
+        },
+    )
+    .unwrap();
+    let (a, _) = evaluate_regorus(&dispatched, &corpora);
+    let (b, _) = evaluate_regorus(&everything, &corpora);
+    let mut differences = Vec::new();
+    for (c, (xs, ys)) in corpora.iter().zip(a.iter().zip(&b)) {
+        for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+            if x != y {
+                differences.push(format!(
+                    "{}: dispatched {:?}, every rule {:?}",
+                    c.describe(i),
+                    x.keys().collect::<Vec<_>>(),
+                    y.keys().collect::<Vec<_>>()
+                ));
+            }
+        }
+    }
+    assert!(differences.is_empty(), "{differences:#?}");
 }

@@ -176,6 +176,14 @@ pub struct RuleMeta {
     /// UPDATE). `syncguard check` and the audit run the rules that judge CREATE or UPDATE.
     #[serde(skip_serializing_if = "Operations::is_default")]
     pub operations: Operations,
+    /// `meta.kinds`: the only `kind`s the rule can report on, when given. Objects of other
+    /// kinds never evaluate it (a dispatch, not a filter: it only saves time).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Vec<String>>,
+    /// `meta.hooks_only`: the rule can only report on hooks (`input.sync.is_hook`); other
+    /// objects never evaluate it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub hooks_only: bool,
     /// The package, e.g. `syncguard.rules.hook_deadline` (empty for built-in pseudo-rules).
     pub package: String,
     /// The non-test files declaring the package.
@@ -282,6 +290,10 @@ pub struct LoadOptions {
     /// when the caller runs the tests anyway ([`test_runner::run_tests`] parses them itself):
     /// the test files are the larger half of a policy directory and the slower one to parse.
     pub parse_tests: bool,
+    /// Evaluate for each object only the rules whose `meta.kinds` and `meta.hooks_only` admit
+    /// it (the default). Off: every rule for every object, to check that the dispatch changes
+    /// no outcome.
+    pub dispatch: bool,
 }
 
 impl Default for LoadOptions {
@@ -291,6 +303,7 @@ impl Default for LoadOptions {
             max_instructions: 50_000_000,
             interpreter_only: false,
             parse_tests: true,
+            dispatch: true,
         }
     }
 }
@@ -385,10 +398,6 @@ impl PolicySet {
         engine
             .add_data(data_value.clone())
             .map_err(|e| PolicyError::from_regorus(&config_label, &e))?;
-        let generated = format!("<generated>/{}.rego", engine::AGGREGATE_PACKAGE);
-        engine
-            .add_policy(generated.clone(), engine::aggregate_module(&slots))
-            .map_err(|e| PolicyError::from_regorus(&generated, &e))?;
         engine.set_strict_builtin_errors(false);
 
         // Reading `meta` is the first evaluation: it prepares the engine (analysis, scheduling),
@@ -425,6 +434,21 @@ impl PolicySet {
             rules.push(Arc::new(meta));
         }
 
+        // The aggregate rules come last: which rules each object evaluates depends on the
+        // metas (`kinds`, `hooks_only`).
+        let restrictions: Vec<(Option<Vec<String>>, bool)> = rules
+            .iter()
+            .map(|r| (r.kinds.clone(), r.hooks_only))
+            .collect();
+        let dispatch = engine::Dispatch::new(&restrictions, options.dispatch);
+        let generated = format!("<generated>/{}.rego", engine::AGGREGATE_PACKAGE);
+        engine
+            .add_policy(
+                generated.clone(),
+                engine::aggregate_module(&slots, &dispatch),
+            )
+            .map_err(|e| PolicyError::from_regorus(&generated, &e))?;
+
         for (id, line) in config.mentioned_rules() {
             if id.as_str() != EXEMPTION_WITHOUT_REASON && !seen.contains_key(id) {
                 let known: Vec<&str> = seen.keys().map(RuleId::as_str).collect();
@@ -444,8 +468,14 @@ impl PolicySet {
             deadline: options.deadline,
             max_instructions: options.max_instructions,
         };
-        let (evaluator, note) =
-            Evaluator::new(engine, data_value, slots, limits, !options.interpreter_only);
+        let (evaluator, note) = Evaluator::new(
+            engine,
+            data_value,
+            slots,
+            dispatch,
+            limits,
+            !options.interpreter_only,
+        );
         Ok(PolicySet {
             dir: dir.to_path_buf(),
             rules,
@@ -668,6 +698,30 @@ fn read_meta(value: &RegoValue, package: &str, files: &[String]) -> Result<RuleM
         why: text("why", false)?,
         docs: text("docs", false)?,
         operations: Operations::parse(obj.get("operations"))?,
+        kinds: match obj.get("kinds") {
+            None => None,
+            Some(Value::Array(items)) if !items.is_empty() => Some(
+                items
+                    .iter()
+                    .map(|k| match k {
+                        Value::String(s) if !s.is_empty() => Ok(s.clone()),
+                        other => Err(format!(
+                            "meta.kinds must be a non-empty list of kind names, got {other}"
+                        )),
+                    })
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+            Some(other) => {
+                return Err(format!(
+                    "meta.kinds must be a non-empty list of kind names, got {other}"
+                ));
+            }
+        },
+        hooks_only: match obj.get("hooks_only") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(format!("meta.hooks_only must be a boolean, got {other}")),
+        },
         package: package.to_string(),
         files: files.to_vec(),
     })
@@ -687,6 +741,8 @@ fn exemption_rule() -> RuleMeta {
         ),
         docs: None,
         operations: Operations::default(),
+        kinds: None,
+        hooks_only: false,
         package: String::new(),
         files: Vec::new(),
     }

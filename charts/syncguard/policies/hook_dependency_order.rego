@@ -15,14 +15,21 @@
 # its producer's step was applied, and later still, so the producer's step counts as "after" the
 # hook even when it is the hook's own step.
 #
-# Findings, each with its own severity:
-#  - created in a later step, produced in the same step, or never applied by this sync (Skip,
-#    an invalid hook value, a delete-only hook): critical — the sync hangs or the hook fails;
-#  - not in the Application at all (resolution missing): high — it may have been created outside
-#    the Application (by hand, by another Application); nothing in the input says whether it
-#    exists in the cluster. A missing Namespace is not reported: Argo CD's CreateNamespace=true or
-#    a pre-created namespace is the norm.
-# builtin and unknown targets, and optional references, are never reported.
+# Findings, each with its own severity (and, where the finding rests on an assumption, its own
+# per-violation "action"):
+#  - created in a later step, or never applied by this sync (Skip, an invalid hook value, a
+#    delete-only hook): critical deny — the sync itself provably creates it too late or never;
+#  - produced asynchronously in the hook's own step: high warn — the hook's pod starts before the
+#    Secret exists, but the kubelet retries, so the hook hangs only if the controller never writes
+#    the Secret (an assumption, hence "action": "warn");
+#  - not in the input at all (resolution missing): high warn by default — syncguard assumes it is
+#    created outside this Application (by hand, by another Application, by an operator) and says
+#    so; critical deny when the input is declared complete (input.context.complete, `syncguard
+#    check --complete`) or in the audit, where a missing target is provably absent from the
+#    cluster too. A missing Namespace is not reported: Argo CD's CreateNamespace=true or a
+#    pre-created namespace is the norm.
+# builtin, live and unknown targets (admission: everything the app context does not contain), and
+# optional references, are never reported.
 package syncguard.rules.hook_dependency_order
 
 meta := {
@@ -37,13 +44,14 @@ meta := {
 		"the hook, the hook waits for the object, and the step that would create the object never comes.",
 	]),
 	"docs": "docs/rules/SG201.md",
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 # References a pod (or the object itself) cannot do without.
 _needs_roles := {"env", "env_from", "volume", "image_pull_secret", "service_account", "namespace"}
 
 # 1. Created after the hook's first step (or, when a controller produces it, in the same step).
-violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
+violations contains object.union({"msg": msg, "path": _via(ref)}, _late_grade(target_task, hook_task)) if {
 	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs) and by
 	# _first_task(_plan_tasks), which needs a non-empty plan
 	input.sync.is_hook == true
@@ -83,8 +91,9 @@ violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
 	)
 }
 
-# 3. Not in the Application at all.
-violations contains {"msg": msg, "path": _via(ref), "severity": "high"} if {
+# 3. Not in the input at all. Whether it exists when the hook runs is outside the input, unless
+# the input is declared complete or the audit saw the cluster.
+violations contains object.union({"msg": msg, "path": _via(ref)}, _missing_grade) if {
 	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs)
 	input.sync.is_hook == true
 	input.refs != []
@@ -92,11 +101,38 @@ violations contains {"msg": msg, "path": _via(ref), "severity": "high"} if {
 	target := _target(ref)
 	target.resolution == "missing"
 	ref.role != "namespace"
-	msg := sprintf(
-		"%s, a hook at %s, needs %s, which is not in this Application: unless it already exists in the cluster (created by hand or by an Application synced earlier), the hook's pod cannot start and the sync waits for it forever. Add it to this Application in a step before the hook, or make sure whatever creates it runs first; if it is provisioned outside Argo CD on purpose, exempt this object.",
-		[_subject, _hook_where, _ref_label(ref)],
-	)
+	msg := _missing_msg(ref)
 }
+
+# A missing target is proven missing when the user declared the input complete, or in the audit
+# (the reconciler looked in the cluster: what exists there is `live`, not `missing`).
+_missing_proven if object.get(_context, "complete", false) == true
+
+_missing_proven if object.get(_context, "source", "") == "audit"
+
+_missing_grade := {"severity": "critical"} if _missing_proven
+
+else := {"severity": "high", "action": "warn"}
+
+_missing_msg(ref) := sprintf(
+	"%s, a hook at %s, needs %s, which %s: nothing creates it before the hook, so the hook's pod cannot start and the sync waits for it forever. Fix: add %s to this Application in a step before the hook, or create it before the sync; if it is provisioned outside Argo CD on purpose, exempt this object.",
+	[_subject, _hook_where, _ref_label(ref), _proof, _ref_label(ref)],
+) if {
+	_missing_proven
+} else := sprintf(
+	"%s, a hook at %s, needs %s, which is not in the input: syncguard assumes it is created outside this Application (by hand, by another Application or an operator) before this sync; if it is not, the hook's pod cannot start and the sync waits for it forever. Make sure whatever creates it runs first, or add it to this Application in a step before the hook. If the input holds everything this Application needs, check with --complete to have this reported as an error.",
+	[_subject, _hook_where, _ref_label(ref)],
+)
+
+_proof := "is not in this Application, whose manifests are declared complete (--complete)" if {
+	object.get(_context, "complete", false) == true
+} else := "is neither in this Application nor in the cluster"
+
+# A later step is certain; the same step only delays an asynchronously produced Secret, and the
+# kubelet retries the pod, so that one rests on the controller never writing it.
+_late_grade(target_task, hook_task) := {"severity": "critical"} if {
+	target_task.step > hook_task.step
+} else := {"severity": "high", "action": "warn"}
 
 _needed_refs contains ref if {
 	_hook_runs
@@ -265,6 +301,10 @@ _resource := input.resource if is_object(input.resource)
 default _sync := {}
 
 _sync := input.sync if is_object(input.sync)
+
+default _context := {}
+
+_context := input.context if is_object(input.context)
 
 # An array fact from input.sync, or [] when absent or malformed (regorus, unlike OPA, raises an
 # error when `some x in` meets a non-collection).

@@ -19,6 +19,7 @@ meta := {
 		"sync leaves another completed Job or Pod behind: clutter, quota, and etcd growth that never stops.",
 	]),
 	"docs": "docs/rules/SG109.md",
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 violations contains {"msg": msg, "path": "/metadata/generateName"} if {

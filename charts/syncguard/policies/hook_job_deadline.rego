@@ -24,6 +24,8 @@ meta := {
 		"fail the sync (and run SyncFail hooks) instead of hanging.",
 	]),
 	"docs": "docs/rules/SG101.md",
+	"kinds": ["Job"], # only these kinds can be reported: others skip the rule
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 # The value proposed in messages and patches: data.syncguard.config.defaults, else this fallback

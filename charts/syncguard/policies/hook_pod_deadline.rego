@@ -19,6 +19,8 @@ meta := {
 		"bounded time, so the hook and the sync fail with a reason instead of hanging.",
 	]),
 	"docs": "docs/rules/SG104.md",
+	"kinds": ["Pod"], # only these kinds can be reported: others skip the rule
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 # The value proposed in messages and patches: data.syncguard.config.defaults, else this fallback.

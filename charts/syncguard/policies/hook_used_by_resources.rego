@@ -30,6 +30,7 @@ meta := {
 		"need it too.",
 	]),
 	"docs": "docs/rules/SG205.md",
+	"hooks_only": true, # only hooks can be reported: other objects skip the rule
 }
 
 violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {

@@ -31,6 +31,7 @@ meta := {
 		"applies the ignored fields, so the fight with the controller goes on.",
 	]),
 	"docs": "docs/rules/SG303.md",
+	"kinds": ["Application", "ApplicationSet"], # only these kinds can be reported: others skip the rule
 }
 
 # 1a. A JSON pointer that covers a whole block.

@@ -27,6 +27,7 @@ meta := {
 		"silently means name.",
 	]),
 	"docs": "docs/rules/SG112.md",
+	"kinds": ["Job"], # only these kinds can be reported: others skip the rule
 }
 
 # 1. Both names.
