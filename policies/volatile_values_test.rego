@@ -383,3 +383,13 @@ test_meta_follows_the_contract if {
 	count(rule.meta.title) > 0
 	count(rule.meta.why) > 0
 }
+
+test_a_file_in_a_config_map_keeps_its_own_template_actions if {
+	cm := {
+		"apiVersion": "v1",
+		"kind": "ConfigMap",
+		"metadata": {"name": "alert-templates", "namespace": "monitoring"},
+		"data": {"slack.tmpl": "{{ define \"slack.title\" }}\nfired at {{ now }}\n{{ end }}\n"},
+	}
+	count(rule.violations) == 0 with input as review(cm, "check")
+}

@@ -121,6 +121,10 @@ def check_render(args):
         if o["kind"] in CLUSTER_SCOPED:
             if "namespace" in md:
                 problem(f"{kn(o)}: cluster-scoped object with a namespace")
+        elif o["kind"] in ("Role", "RoleBinding") and md.get("name", "").endswith("-webhook-argocd"):
+            # serve --cluster reads Argo CD's release and argocd-cm in Argo CD's namespace.
+            if md.get("namespace") != "argocd":
+                problem(f"{kn(o)}: must be in argocdNamespace (argocd)")
         elif md.get("namespace") != args.namespace:
             problem(f"{kn(o)}: namespace must be set to the release namespace {args.namespace}")
 
@@ -242,8 +246,19 @@ def check_render(args):
     if v == "all-on":
         got = rules_of("ClusterRole", "-webhook")
         want = {("argoproj.io", "applications", x) for x in ("get", "list", "watch")}
+        want |= {("argoproj.io", "appprojects", x) for x in ("get", "list")}
         if got != want:
-            problem(f"webhook ClusterRole grants {sorted(got - want)} beyond applications get/list/watch")
+            problem(f"webhook ClusterRole grants {sorted(got ^ want)}: want applications get/list/watch "
+                    "and appprojects get/list only")
+        # In Argo CD's namespace: the controller workload and argocd-cm, by name, get only.
+        argo = rules_of("Role", "-webhook-argocd")
+        if {t[2] for t in argo} != {"get"}:
+            problem(f"webhook Role in Argo CD's namespace grants {sorted(argo)}: get only")
+        for r in by_kind(docs, "Role"):
+            if r["metadata"]["name"].endswith("-webhook-argocd"):
+                for rule in r.get("rules", []):
+                    if not rule.get("resourceNames"):
+                        problem(f"{kn(r)}: every rule must name its objects (resourceNames)")
     elif webhook_roles:
         problem("webhook ClusterRole rendered without webhook.cluster.enabled")
     rec = rules_of("ClusterRole", "-reconciler")
@@ -259,27 +274,42 @@ def check_render(args):
     if {t[0] for t in lease} != {"coordination.k8s.io"}:
         problem("reconciler Role must only cover leases")
 
-    # --- the policy ConfigMap ---
-    cm = one(docs, "ConfigMap", "-policies")
-    if cm:
+    # --- the policy ConfigMaps (parts of one directory, mounted through a projected volume) ---
+    cms = [o for o in by_kind(docs, "ConfigMap") if "-policies-" in o["metadata"]["name"]]
+    if cms:
+        data = {}
+        for cm in cms:
+            for n, body in cm.get("data", {}).items():
+                if n in data:
+                    problem(f"{kn(cm)}: data[{n}] is in two policy ConfigMaps")
+                data[n] = body
+            size = len(json.dumps(cm, separators=(",", ":")))
+            if size > LAST_APPLIED_BUDGET:
+                problem(f"{kn(cm)}: {size} bytes as JSON; over {LAST_APPLIED_BUDGET} it no longer fits kubectl's "
+                        "last-applied annotation (256 KiB) under Argo CD's client-side apply")
+            else:
+                print(f"  policy ConfigMap {cm['metadata']['name']}: {size} bytes as JSON (budget {LAST_APPLIED_BUDGET})")
         files = {n: open(os.path.join(args.chart, "policies", n), encoding="utf-8").read()
                  for n in os.listdir(os.path.join(args.chart, "policies"))}
         for n, body in files.items():
             if n == "config.yaml" and v == "all-on":
                 continue  # replaced by policies.config
-            if cm["data"].get(n) != body:
-                problem(f"{kn(cm)}: data[{n}] differs from charts/syncguard/policies/{n}")
+            if data.get(n) != body:
+                problem(f"policy ConfigMaps: data[{n}] differs from charts/syncguard/policies/{n}")
+        names = {cm["metadata"]["name"] for cm in cms}
+        for d in by_kind(docs, "Deployment"):
+            for vol in d["spec"]["template"]["spec"].get("volumes", []):
+                if vol.get("name") == "policies":
+                    mounted = {s["configMap"]["name"] for s in vol.get("projected", {}).get("sources", [])}
+                    if mounted != names:
+                        problem(f"{kn(d)}: the policies volume mounts {sorted(mounted)}, want {sorted(names)}")
         if args.extract_policies:
             os.makedirs(args.extract_policies, exist_ok=True)
-            for n, body in cm["data"].items():
+            for n, body in data.items():
                 with open(os.path.join(args.extract_policies, n), "w", encoding="utf-8") as f:
                     f.write(body)
-        size = len(json.dumps(cm, separators=(",", ":")))
-        if size > LAST_APPLIED_BUDGET:
-            problem(f"{kn(cm)}: {size} bytes as JSON; over {LAST_APPLIED_BUDGET} it no longer fits kubectl's "
-                    "last-applied annotation (256 KiB) under Argo CD's client-side apply")
-        else:
-            print(f"  policy ConfigMap: {size} bytes as JSON (budget {LAST_APPLIED_BUDGET})")
+    elif v != "no-policies":
+        problem("expected the policy ConfigMaps (*-policies-N), found none")
 
 
 def main():

@@ -126,7 +126,9 @@ _template_candidates contains {"pointer": sprintf("%s/%s/%s", [loc.pointer, fiel
 	not contains(lower(key), "rollme")
 }
 
-# ConfigMap and Secret data.
+# ConfigMap and Secret data: single-line values only. A multi-line value is a file whose
+# template actions belong to the tool that reads it (an Alertmanager or Grafana template, Rego
+# rules quoting Helm, as in syncguard's own chart), not to the render.
 _template_candidates contains {"pointer": sprintf("/%s/%s", [field, _escape(key)]), "where": sprintf("%s.%s", [field, key]), "value": value, "path": [field, key]} if {
 	some field in ["data", "stringData"]
 	values := object.get(_resource, field, {})
@@ -134,6 +136,7 @@ _template_candidates contains {"pointer": sprintf("/%s/%s", [field, _escape(key)
 	some key, value in values
 	is_string(value)
 	contains(value, "{{")
+	not contains(value, "\n")
 }
 
 # caBundle of webhook configurations, APIServices and CRD conversion webhooks.

@@ -209,6 +209,56 @@ message says to exempt.
 */}}
 {{- define "syncguard.certManagerAnnotations" -}}
 argocd.argoproj.io/sync-wave: {{ .Values.certManager.syncWave | quote }}
-syncguard.dev/skip: SG203
-syncguard.dev/skip-reason: cert-manager and its CRDs are a prerequisite of certManager.enabled and are installed before this chart
+syncguard.dev/skip: SG203,SG206
+syncguard.dev/skip-reason: cert-manager, its CRDs and its controller are a prerequisite of certManager.enabled and are installed before this chart
 {{- end -}}
+
+{{- /*
+The policy files (chart copy, policies.config, policies.extraFiles) split into parts small enough
+that each ConfigMap fits kubectl's last-applied annotation under Argo CD's client-side apply
+(256 KiB; each part stays under 150 kB of text). Returns JSON: {"0": {name: body}, "1": ...}.
+Both Deployments mount all parts into one directory through a projected volume.
+*/}}
+{{- define "syncguard.policies.parts" -}}
+{{- $files := dict -}}
+{{- range $path, $_ := .Files.Glob "policies/*" -}}
+{{- $_ := set $files (base $path) ($.Files.Get $path) -}}
+{{- end -}}
+{{- if not (hasKey $files "config.yaml") -}}
+{{- fail "the chart has no policies/config.yaml: run scripts/sync-chart-policies.sh" -}}
+{{- end -}}
+{{- with .Values.policies.config -}}
+{{- $_ := set $files "config.yaml" (toYaml .) -}}
+{{- end -}}
+{{- range $name, $body := .Values.policies.extraFiles -}}
+{{- $_ := set $files $name $body -}}
+{{- end -}}
+{{- $state := dict "part" 0 "size" 0 -}}
+{{- $parts := dict -}}
+{{- range $name := keys $files | sortAlpha -}}
+{{- $body := index $files $name -}}
+{{- if and (gt (add (get $state "size") (len $body)) 150000) (gt (int (get $state "size")) 0) -}}
+{{- $_ := set $state "part" (add1 (get $state "part")) -}}
+{{- $_ := set $state "size" 0 -}}
+{{- end -}}
+{{- $key := printf "%d" (int (get $state "part")) -}}
+{{- if not (hasKey $parts $key) -}}
+{{- $_ := set $parts $key (dict) -}}
+{{- end -}}
+{{- $_ := set (get $parts $key) $name $body -}}
+{{- $_ := set $state "size" (add (get $state "size") (len $body)) -}}
+{{- end -}}
+{{- toJson $parts -}}
+{{- end -}}
+
+{{- /* The projected volume of every policy part. */}}
+{{- define "syncguard.policies.volume" -}}
+- name: policies
+  projected:
+    sources:
+      {{- range $key := keys (include "syncguard.policies.parts" . | fromJson) | sortAlpha }}
+      - configMap:
+          name: {{ include "syncguard.policies.name" $ }}-{{ $key }}
+      {{- end }}
+{{- end -}}
+
