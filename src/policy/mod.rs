@@ -29,9 +29,11 @@
 pub mod builtin;
 mod config;
 mod engine;
+pub mod reload;
 mod resolve;
 mod source;
 pub mod test_runner;
+pub mod watch;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

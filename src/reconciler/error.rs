@@ -32,7 +32,7 @@ pub enum Error {
     Lease(#[source] kube_lease_manager::LeaseManagerError),
     /// The policies did not load at start.
     #[error("policies: {0}")]
-    Policies(#[source] crate::webhook::LoadError),
+    Policies(#[source] crate::policy::reload::LoadError),
     /// The probe / metrics server could not bind or failed.
     #[error("probe server on {addr}: {source}")]
     Probe {

@@ -17,8 +17,8 @@ use super::context::Context;
 use super::run::{ExtraTask, Shutdown};
 use crate::policy::LoadOptions;
 use crate::policy::builtin::PolicySource;
-use crate::webhook::policies::follow;
-use crate::webhook::watch::fingerprint;
+use crate::policy::reload::follow;
+use crate::policy::watch::fingerprint;
 
 /// How soon after the last file event a reload starts (a ConfigMap swap is several events).
 const DEBOUNCE: Duration = Duration::from_millis(250);
@@ -148,7 +148,7 @@ mod tests {
     async fn an_edit_made_while_starting_is_reloaded_at_once() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("r.rego"), rule("ORG1")).unwrap();
-        let (set, fp) = crate::webhook::policies::load(
+        let (set, fp) = crate::policy::reload::load(
             &PolicySource::Dir(dir.path().to_path_buf()),
             Duration::from_millis(250),
         )

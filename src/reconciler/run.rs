@@ -81,7 +81,7 @@ pub async fn run_with_client(
     let source = config.policies.clone();
     let deadline = config.rule_deadline;
     let (policies, policies_fingerprint) =
-        tokio::task::spawn_blocking(move || crate::webhook::policies::load(&source, deadline))
+        tokio::task::spawn_blocking(move || crate::policy::reload::load(&source, deadline))
             .await
             .map_err(|e| Error::Config(format!("policy loading panicked: {e}")))?
             .map_err(Error::Policies)?;

@@ -37,19 +37,17 @@
 pub mod cluster;
 pub mod context;
 mod handler;
-pub(crate) mod policies;
 pub mod response;
 pub mod review;
 mod server;
 pub mod service;
 pub mod state;
 mod tls;
-pub(crate) mod watch;
 
+pub use crate::policy::reload::LoadError;
 pub use cluster::ClusterContext;
 pub use context::{AppContext, AppObjects, ManifestContext, NoContext};
 pub use handler::{probe_router, router};
-pub use policies::LoadError;
 pub use response::{Decision, FailureMode};
 pub use server::{Config, ServeError, Server, serve, start};
 pub use service::{Endpoint, handle_review};
@@ -68,5 +66,5 @@ pub fn load_policies(
     source: &crate::policy::builtin::PolicySource,
     rule_deadline: std::time::Duration,
 ) -> Result<crate::policy::PolicySet, LoadError> {
-    policies::load(source, rule_deadline).map(|(set, _)| set)
+    crate::policy::reload::load(source, rule_deadline).map(|(set, _)| set)
 }

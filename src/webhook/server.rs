@@ -14,13 +14,13 @@ use tokio::task::JoinHandle;
 
 use super::context::{AppContext, ContextError, ManifestContext, NoContext};
 use super::handler::{probe_router, router};
-use super::policies::{self, LoadError};
 use super::response::FailureMode;
 use super::state::{ReviewOptions, State};
 use super::tls::{self, TlsError};
-use super::watch::{DirWatch, fingerprint};
 use crate::metrics::Metrics;
 use crate::policy::builtin::PolicySource;
+use crate::policy::reload::{self as policies, LoadError};
+use crate::policy::watch::{DirWatch, fingerprint};
 
 /// Everything `syncguard serve` needs, validated once from flags and environment.
 #[derive(Debug, Clone)]

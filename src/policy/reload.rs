@@ -1,4 +1,5 @@
-//! Loading the policy set for the webhook, and the rule that makes hot reload safe: a policy
+//! Loading the policy set for the long-running commands (`serve`, `reconcile`), and the rule
+//! that makes hot reload safe: a policy
 //! directory becomes live only when it loads *and* its own `test_*` rules pass.
 //!
 //! Load and tests read the directory separately, so a change landing between the two could make
@@ -10,10 +11,10 @@ use std::time::Duration;
 
 use thiserror::Error;
 
+use super::builtin::{BUILTIN_POLICY_FILES, PolicySource};
+use super::test_runner::{TestOptions, TestOutcome, run_tests};
 use super::watch::{DirWatch, fingerprint};
-use crate::policy::builtin::{BUILTIN_POLICY_FILES, PolicySource};
-use crate::policy::test_runner::{TestOptions, TestOutcome, run_tests};
-use crate::policy::{LoadOptions, PolicyError, PolicySet};
+use super::{LoadOptions, PolicyError, PolicySet};
 
 /// How often a moving directory is re-read before giving up for this round.
 const ATTEMPTS: usize = 3;
