@@ -421,6 +421,11 @@ oracle_manual() {
     local case="$1" file="$2" phase="$3"
     as_git_publish "oracle-$case" "$file" >/dev/null
     if app_json "$case" >/dev/null 2>&1; then
+        # The recorder keeps the requests from the operation's startedAt on, and startedAt has
+        # one-second resolution: a second sync started within the second the previous one made
+        # its last request would be recorded with that request (seen once: the prune case's
+        # setup `create` of gone-w2 in place of its `delete`).
+        sleep 1.2
         app_hard_refresh "$case"
     else
         app_create "$case" "oracle-$case" "$case" manual
@@ -639,4 +644,34 @@ scenario_argocd_rule_claims() {
     expect_absent configmap settings "$ns"
     assert_eq "SG111: Jobs created while the Application was deleted" 0 \
         "$(k get jobs -n "$ns" -o json | jq '.items | length')"
+
+    # SG114: "is reported Succeeded as soon as it is Running and Ready, so its outcome is never
+    # checked". kwok keeps the smoke Pod Running and Ready, as a kubelet does while tests run.
+    ns=claim-sg114
+    claim_fires "$fx/sg114-always-pod.yaml" SG114
+    claim_publish sg114 "$fx/sg114-always-pod.yaml"
+    app_create "$ns" claim-sg114 "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 120 "operation Succeeded" '.status.operationState.phase == "Succeeded"'
+    assert_eq "SG114: the PostSync hook's result" Succeeded \
+        "$(app_json "$ns" | jq -r '[.status.operationState.syncResult.resources[] | select(.kind == "Pod" and .name == "smoke")][0].hookPhase')"
+    assert_eq "SG114: the smoke Pod after the sync Succeeded" Running \
+        "$(k get pod smoke -n "$ns" -o jsonpath='{.status.phase}')"
+    app_stop "$ns"
+
+    # SG115: "both get the same name ... in one wave the second apply lands on the first (a Job
+    # fails \"field is immutable\")": two PostSync Jobs with one generateName.
+    ns=claim-sg115
+    claim_fires "$fx/sg115-generate-name-collision.yaml" SG115
+    claim_publish sg115 "$fx/sg115-generate-name-collision.yaml"
+    app_create "$ns" claim-sg115 "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 120 "operation Failed" '.status.operationState.phase == "Failed"'
+    local names
+    names="$(app_json "$ns" | jq -r '[.status.operationState.syncResult.resources[] | select(.kind == "Job") | .name] | unique | join(",")')"
+    assert_eq "SG115: distinct Job names in the sync result" 1 "$(tr ',' '\n' <<<"$names" | grep -c .)"
+    msg="$(app_json "$ns" | jq -r '.status.operationState.message')"
+    [[ "$msg" == *"field is immutable"* ]] || fail "SG115: operation message: $msg"
+    log "ok: SG115: two hooks, one name ($names), the second apply fails: field is immutable"
+    app_stop "$ns"
 }

@@ -1055,7 +1055,11 @@ scenario_cluster_context_sg201() {
     grep -q 'tracking-id: "e2e-ctx:batch/Job:e2e-ctx/db-migrate"' "$job" || fail "could not add the tracking id to $job"
     # syncguard check on the Job and the ExternalSecret of its Application: SG201. At admission
     # the webhook sees one object; --cluster gives it the rest from the Application's status.
-    { cat "$job"; echo ---; sed "s/namespace: orders/namespace: e2e-ctx/" "$ROOT/examples/seed-incident/externalsecret.yaml"; } >"$WORK/ctx-job-es.yaml"
+    # (The ExternalSecret is tracked too: untracked, it belongs to no Application, the Secret is
+    # merely absent from e2e-ctx's objects, and SG201 only warns about that.)
+    { cat "$job"; echo ---; sed -e "s/namespace: orders/namespace: e2e-ctx/" \
+        -e "s|^  annotations:|  annotations:\n    argocd.argoproj.io/tracking-id: \"e2e-ctx:external-secrets.io/ExternalSecret:e2e-ctx/db-credentials\"|" \
+        "$ROOT/examples/seed-incident/externalsecret.yaml"; } >"$WORK/ctx-job-es.yaml"
     assert_eq "syncguard check deny rules, Job + ExternalSecret" SG201 "$(check_rules "$WORK/ctx-job-es.yaml" deny)"
 
     touch "$WORK/sg-cluster-mode"
