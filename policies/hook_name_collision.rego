@@ -6,8 +6,9 @@
 #     a common phase. Argo CD names every generateName hook itself, generateName + the first 7
 #     characters of the revision + "-" + the phase in lower case + "-" + the Unix second the sync
 #     started, so both hooks get the SAME name in that phase: one object, one sync result
-#     ("group/kind/namespace/name:phase"). In one wave the second apply lands on the first (a Job or
-#     Pod whose spec differs fails with "field is immutable"; any other kind is overwritten); in a
+#     ("group/kind/namespace/name:phase"). In one wave both are applied at once: the creates race and
+#     one fails "already exists", or a Job or Pod lands on the first one and fails "field is
+#     immutable" (any other kind is overwritten); in a
 #     later wave the second hook finds the first one's result and counts as done: it never runs
 #     (argo-cd#9184). Hooks in different phases get different names and are not reported.
 #  2. Objects with the same fixed metadata.name. Before the sync, Argo CD keeps only the LAST
@@ -46,7 +47,7 @@ violations contains {"msg": msg, "path": "/metadata/generateName", "severity": "
 	count(_generate_clashes) > 0
 	phase := _first_shared_phase
 	msg := sprintf(
-		"%s, %s hook, has the same generateName as %s: Argo CD names a generateName hook <generateName><first 7 characters of the revision>-<phase>-<sync start in Unix seconds>, so in %s they all become %s %s, one object with one sync result. In the same wave the second apply lands on the first (a Job or Pod whose spec differs fails with \"field is immutable\", any other kind is overwritten); in a later wave the second hook finds the first one's result and counts as done, so it never runs (argo-cd#9184). Give each hook its own generateName (e.g. \"%s\" and \"%s\"), or a fixed metadata.name.",
+		"%s, %s hook, has the same generateName as %s: Argo CD names a generateName hook <generateName><first 7 characters of the revision>-<phase>-<sync start in Unix seconds>, so in %s they all become %s %s, one object with one sync result. In the same wave both are applied at once under that one name and all but one fail (\"already exists\" when the creates race, \"field is immutable\" when a Job or Pod lands on the first one; any other kind is overwritten); in a later wave the second hook finds the first one's result and counts as done, so it never runs (argo-cd#9184). Give each hook its own generateName (e.g. \"%s\" and \"%s\"), or a fixed metadata.name.",
 		[
 			_subject, _article_label, _clash_list(_generate_clashes), phase, _kind,
 			_generated_name(phase), _suggested_name("a"), _suggested_name("b"),
