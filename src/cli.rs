@@ -429,6 +429,23 @@ pub struct ReconcileArgs {
     #[arg(long, env = "SYNCGUARD_NO_LEADER_ELECTION")]
     pub no_leader_election: bool,
 
+    /// Keep nothing across restarts: do not read the Events syncguard wrote before (so open
+    /// causes are announced again after a restart or hand-over) and do not keep the OutOfSync
+    /// flips of sync loops in progress in the ConfigMap `<lease name>-state` next to the Lease
+    /// (docs/reconciler.md, "Restarts and hand-overs").
+    #[arg(long, env = "SYNCGUARD_NO_STATE")]
+    pub no_state: bool,
+
+    /// Sustained rate (requests per second) of the diagnosis' reads of live objects: the GETs
+    /// and LISTs that SG501-SG503 make per Application. A replica that wins the Lease
+    /// reconciles every Application at once; this spreads those reads out. 0 = unlimited.
+    #[arg(long, value_name = "QPS", env = "SYNCGUARD_API_QPS", default_value_t = crate::reconciler::budget::DEFAULT_RATE)]
+    pub api_qps: f64,
+
+    /// Burst of the diagnosis' reads of live objects (see --api-qps).
+    #[arg(long, value_name = "N", env = "SYNCGUARD_API_BURST", default_value_t = crate::reconciler::budget::DEFAULT_BURST)]
+    pub api_burst: u32,
+
     /// Name of the leader Lease.
     #[arg(
         long,

@@ -284,6 +284,8 @@ pub struct ReconcilerMetrics {
     pub report_writes: Family<OutcomeLabels, Counter>,
     /// Results left out of PolicyReports because of the per-report cap (last audit).
     pub report_results_dropped: Gauge,
+    /// Writes of the loop state ConfigMap: `applied`, `failed`.
+    pub state_writes: Family<OutcomeLabels, Counter>,
     /// 1 while this replica holds the leader Lease.
     pub leader: Gauge,
     /// 1 when the Application watch has synced and the policies are loaded.
@@ -360,6 +362,12 @@ impl ReconcilerMetrics {
             "Results left out of PolicyReports by the per-report cap in the last audit",
             report_results_dropped.clone(),
         );
+        let state_writes = Family::<OutcomeLabels, Counter>::default();
+        registry.register(
+            "state_writes",
+            "Writes of the reconciler's loop state ConfigMap: applied or failed",
+            state_writes.clone(),
+        );
         let leader = Gauge::default();
         registry.register(
             "leader",
@@ -385,6 +393,7 @@ impl ReconcilerMetrics {
             audit_seconds,
             report_writes,
             report_results_dropped,
+            state_writes,
             leader,
             ready,
         }

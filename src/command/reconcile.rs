@@ -23,6 +23,9 @@ pub fn config(
     if args.stuck_after.is_zero() || args.loop_window.is_zero() {
         anyhow::bail!("--stuck-after and --loop-window must be longer than zero");
     }
+    if !args.api_qps.is_finite() || args.api_qps < 0.0 {
+        anyhow::bail!("--api-qps must be a number of requests per second, 0 for unlimited");
+    }
     if args.loop_syncs == 0 {
         anyhow::bail!("--loop-syncs must be at least 1 (every single sync would be a loop)");
     }
@@ -52,6 +55,21 @@ pub fn config(
             duration: LEASE_DURATION,
         })
     };
+    // The loop state lives next to the Lease (one per Lease, so one per shard); without
+    // election, in the Lease namespace given or the pod's own.
+    let state = if args.no_state {
+        None
+    } else {
+        lease
+            .as_ref()
+            .map(|l| l.namespace.clone())
+            .or_else(|| non_empty(args.lease_namespace.clone()))
+            .or_else(|| non_empty(env("POD_NAMESPACE")))
+            .map(|namespace| reconciler::state::StateConfig {
+                namespace,
+                name: state_name(&args.lease_name),
+            })
+    };
     let clean = |v: &[String]| -> Vec<String> {
         v.iter()
             .map(|s| s.trim().to_string())
@@ -76,7 +94,18 @@ pub fn config(
         field_manager: args.field_manager.clone(),
         audit_enabled: !args.no_audit,
         probe_listen: args.probe_listen,
+        restore_events: !args.no_state,
+        state,
+        api_qps: args.api_qps,
+        api_burst: args.api_burst,
     })
+}
+
+/// The state ConfigMap's name for a Lease name: `<lease>-state`, within the 253-character
+/// limit of object names.
+fn state_name(lease: &str) -> String {
+    let base: String = lease.chars().take(253 - "-state".len()).collect();
+    format!("{base}-state")
 }
 
 /// The host name (the pod name inside Kubernetes).
@@ -137,6 +166,26 @@ mod tests {
         assert_eq!(lease.identity, "syncguard-reconciler-7d9f-abcde");
         assert_eq!(lease.name, "syncguard-reconciler");
         assert!(config.audit_enabled);
+    }
+
+    #[test]
+    fn the_state_lives_next_to_the_lease_and_no_state_turns_every_memory_off() {
+        let env = |k: &str| (k == "POD_NAMESPACE").then(|| "syncguard".to_string());
+        let with = config(&args(&["--identity", "a", "--lease-name", "shard-1"]), env).unwrap();
+        let state = with.state.unwrap();
+        assert_eq!(
+            (state.namespace.as_str(), state.name.as_str()),
+            ("syncguard", "shard-1-state")
+        );
+        assert!(with.restore_events);
+        // A single replica keeps it in its own namespace when it knows one ...
+        let single = config(&args(&["--no-leader-election"]), env).unwrap();
+        assert_eq!(single.state.unwrap().name, "syncguard-reconciler-state");
+        // ... and in memory when it does not (the Events are still read).
+        let bare = config(&args(&["--no-leader-election"]), |_| None).unwrap();
+        assert!(bare.state.is_none() && bare.restore_events);
+        let off = config(&args(&["--identity", "a", "--no-state"]), env).unwrap();
+        assert!(off.state.is_none() && !off.restore_events);
     }
 
     #[test]

@@ -53,6 +53,15 @@ pub struct Config {
     pub audit_enabled: bool,
     /// Plain-HTTP address of `/livez`, `/readyz` and `/metrics`.
     pub probe_listen: std::net::SocketAddr,
+    /// Seed the Event deduplication from the Events already written when this replica starts
+    /// writing ([`super::state`]); `syncguard reconcile` turns it on unless `--no-state`.
+    pub restore_events: bool,
+    /// Where the loop state is kept across restarts; `None` = in memory only.
+    pub state: Option<super::state::StateConfig>,
+    /// Sustained rate of the diagnosis' live reads, requests per second (≤ 0: unlimited).
+    pub api_qps: f64,
+    /// Burst of the diagnosis' live reads.
+    pub api_burst: u32,
 }
 
 impl Default for Config {
@@ -79,6 +88,10 @@ impl Default for Config {
             field_manager: "syncguard".into(),
             audit_enabled: true,
             probe_listen: std::net::SocketAddr::from(([0, 0, 0, 0], 8080)),
+            restore_events: false,
+            state: None,
+            api_qps: super::budget::DEFAULT_RATE,
+            api_burst: super::budget::DEFAULT_BURST,
         }
     }
 }
@@ -113,6 +126,8 @@ pub struct Context {
     /// `true` while this replica holds the leader Lease (always `true` without election).
     /// Writers check it before every write.
     pub leader: watch::Receiver<bool>,
+    /// The request budget of the diagnosis' live reads (`--api-qps`, `--api-burst`).
+    pub budget: super::budget::ApiBudget,
 }
 
 impl std::fmt::Debug for Context {

@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,6 +24,7 @@ use super::context::Context;
 use super::diagnosis::LiveFinding;
 use super::error::{Error, Result};
 use super::events::{Emitter, Outcome};
+use super::state::{self, StateStore};
 use super::sync_loop::LoopTracker;
 use super::{hooks, stuck, sync_loop};
 use crate::metrics::ReconcilerMetrics;
@@ -39,7 +41,7 @@ pub const FORGET_SWEEP: Duration = Duration::from_secs(5 * 60);
 /// How often readiness of the Application watch is re-checked until it is ready.
 const READY_POLL: Duration = Duration::from_millis(250);
 /// Per-object memories (hook checks, error counts) are cleared beyond this many Applications.
-const MAX_REMEMBERED_APPS: usize = 10_000;
+const MAX_REMEMBERED_APPS: usize = 100_000;
 
 /// Everything the reconcile function needs: the shared [`Context`] plus the controller's own
 /// in-memory state.
@@ -57,6 +59,13 @@ pub struct Reconciler {
     hooks_seen: Mutex<HashMap<String, (i128, Option<LiveFinding>)>>,
     /// Consecutive failures per Application, for the error backoff.
     failures: Mutex<HashMap<String, u32>>,
+    /// The loop state ConfigMap, when [`Config::state`](super::context::Config::state) is set.
+    pub store: Option<StateStore>,
+    /// `true` once this writer term has read what earlier writers left (Events, loop state);
+    /// cleared whenever the lease is lost, so every term starts by reading.
+    restored: AtomicBool,
+    /// Serialises the restore (reconciles run four at a time).
+    restore_lock: tokio::sync::Mutex<()>,
 }
 
 impl Reconciler {
@@ -74,7 +83,87 @@ impl Reconciler {
             emitter: Emitter::new(ctx.config.event_dedup, &ctx.config.field_manager, &instance),
             hooks_seen: Mutex::new(HashMap::new()),
             failures: Mutex::new(HashMap::new()),
+            store: ctx
+                .config
+                .state
+                .clone()
+                .map(|state| StateStore::new(ctx.client.clone(), state, &ctx.config.field_manager)),
+            restored: AtomicBool::new(false),
+            restore_lock: tokio::sync::Mutex::new(()),
             ctx,
+        }
+    }
+
+    /// Before the first write of a writer term: seeds the Event deduplication from the Events
+    /// already written and merges the persisted loop state ([`super::state`]). Runs once per
+    /// term; a failed read is logged and not retried in that term (the dedup then starts empty,
+    /// as before persistence).
+    pub async fn ensure_restored(&self, now: OffsetDateTime) {
+        if self.restored.load(Ordering::Acquire) {
+            return;
+        }
+        let _guard = self.restore_lock.lock().await;
+        if self.restored.load(Ordering::Acquire) {
+            return;
+        }
+        let cfg = &self.ctx.config;
+        if cfg.restore_events {
+            match state::finding_events(&self.ctx.client, &cfg.app_namespaces, &cfg.field_manager)
+                .await
+            {
+                Ok(events) => {
+                    let n = self.emitter.restore(&events, now);
+                    tracing::info!(
+                        events = events.len(),
+                        causes = n,
+                        "event deduplication restored from syncguard's Events"
+                    );
+                }
+                Err(e) => tracing::warn!(error = %e,
+                    "cannot read syncguard's earlier Events; causes they announced may be announced again"),
+            }
+        }
+        if let Some(store) = &self.store {
+            match store.load().await {
+                Ok(snapshot) => {
+                    self.loops.import(&snapshot, now);
+                    tracing::info!(configmap = %store.display(), applications = snapshot.apps.len(),
+                        "loop state restored");
+                }
+                Err(e) => tracing::warn!(configmap = %store.display(), error = %e,
+                    "cannot read the loop state; loops in progress are recounted"),
+            }
+        }
+        self.restored.store(true, Ordering::Release);
+    }
+
+    /// The lease was lost: the next term reads again what the other writer left.
+    pub fn lost_lease(&self) {
+        self.restored.store(false, Ordering::Release);
+    }
+
+    /// Writes the loop state if this replica is the writer, has read the earlier state in
+    /// this term (never overwrite what was not read), and the state changed.
+    pub async fn flush_state(&self, now: OffsetDateTime) {
+        let Some(store) = &self.store else {
+            return;
+        };
+        if !self.ctx.is_leader() || !self.restored.load(Ordering::Acquire) {
+            return;
+        }
+        let snapshot = self.loops.export(now, state::MAX_PERSISTED_APPS);
+        match store.save(&snapshot).await {
+            Ok(true) => {
+                ReconcilerMetrics::count(&self.ctx.metrics.state_writes, "applied");
+                tracing::debug!(configmap = %store.display(), applications = snapshot.apps.len(),
+                    "loop state written");
+            }
+            Ok(false) => {}
+            Err(e) => {
+                ReconcilerMetrics::count(&self.ctx.metrics.state_writes, "failed");
+                tracing::warn!(configmap = %store.display(), error = %e,
+                    "cannot write the loop state; will retry");
+            }
         }
     }
 
@@ -88,6 +177,9 @@ impl Reconciler {
         now: OffsetDateTime,
     ) -> Result<(Vec<LiveFinding>, Vec<Outcome>, Action)> {
         let cfg = &self.ctx.config;
+        if self.ctx.is_leader() {
+            self.ensure_restored(now).await;
+        }
         let evidence = self.loops.observe(app, now);
         let until_stuck = stuck::time_to_threshold(app, now, cfg.stuck_after);
         let action = match until_stuck {
@@ -113,7 +205,7 @@ impl Reconciler {
             let blocker = stuck::blocker(app);
             let mut facts = stuck::LiveFacts::default();
             if let Some(b) = &blocker
-                && let Err(e) = stuck::fetch_facts(client, b, &mut facts).await
+                && let Err(e) = stuck::fetch_facts(client, &self.ctx.budget, b, &mut facts).await
             {
                 note(e);
             }
@@ -128,7 +220,7 @@ impl Reconciler {
 
         if evidence.is_loop(cfg.loop_syncs) {
             let resources = self.loops.recent_out_of_sync(app);
-            let live = sync_loop::fetch_live(client, &resources)
+            let live = sync_loop::fetch_live(client, &self.ctx.budget, &resources)
                 .await
                 .unwrap_or_else(|e| {
                     note(e);
@@ -146,7 +238,7 @@ impl Reconciler {
 
         match self.hooks_due(app) {
             HooksDue::No(previous) => findings.extend(previous),
-            HooksDue::Yes(sync) => match hooks::fetch(client, app).await {
+            HooksDue::Yes(sync) => match hooks::fetch(client, &self.ctx.budget, app).await {
                 Ok(objects) => {
                     let finding = hooks::diagnose(app, &objects, cfg.hook_threshold);
                     self.hooks_counted(app, sync, finding.clone());
@@ -419,7 +511,32 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
         }
     });
+    // The loop state: written by the writer while it changes, and once more on the way out
+    // (writers stop before the Lease is released, so this is still the writer).
+    let flusher = tokio::spawn({
+        let reconciler = reconciler.clone();
+        let mut leader = ctx.leader.clone();
+        async move {
+            let mut tick = tokio::time::interval(state::FLUSH_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tokio::select! {
+                    _ = tick.tick() => reconciler.flush_state(OffsetDateTime::now_utc()).await,
+                    changed = leader.changed() => {
+                        if changed.is_err() {
+                            break;
+                        }
+                        if !*leader.borrow_and_update() {
+                            reconciler.lost_lease();
+                        }
+                    }
+                }
+            }
+        }
+    });
     futures::future::join_all(runs).await;
+    flusher.abort();
+    reconciler.flush_state(OffsetDateTime::now_utc()).await;
     sweeper.abort();
     ready.abort();
     ctx.metrics.ready.set(0);
@@ -577,6 +694,161 @@ mod tests {
             metrics.contains("syncguard_live_findings_total{rule=\"SG501\"} 1"),
             "{metrics}"
         );
+    }
+
+    #[tokio::test]
+    async fn a_restarted_reconciler_reads_its_earlier_events_and_does_not_announce_the_cause_again()
+    {
+        // The first process announces the stuck sync; keep the Event it posted.
+        let (client, handle) = mock_client();
+        let first = Reconciler::new(context(client, Config::default(), true));
+        let app = seed_app().live();
+        let posted = Arc::new(Mutex::new(Value::Null));
+        let keep = posted.clone();
+        let mut script = stuck_sync_facts();
+        script.push(Exchange::post(
+            "/apis/events.k8s.io/v1/namespaces/argocd/events",
+            move |ev: &Value| {
+                assert_eq!(ev["metadata"]["labels"]["syncguard.dev/rule"], "SG501");
+                assert_eq!(
+                    ev["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+                    "syncguard"
+                );
+                assert_eq!(
+                    ev["metadata"]["annotations"]["syncguard.dev/application-uid"],
+                    "uid-svc-foo"
+                );
+                assert!(ev["metadata"]["annotations"]["syncguard.dev/fingerprint"].is_string());
+                *keep.lock().unwrap() = ev.clone();
+            },
+        ));
+        let server = serve(handle, script);
+        let out = within_2s(first.reconcile_app(&app, at("2026-11-30T02:41:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(out.1, [Outcome::Emitted]);
+        within_2s(server).await.unwrap();
+        let event = posted.lock().unwrap().clone();
+
+        // The restarted process lists syncguard's Events and the loop state before its first
+        // write, finds the cause announced 5 minutes ago, and posts nothing.
+        let (client, handle) = mock_client();
+        let config = Config {
+            restore_events: true,
+            state: Some(state::StateConfig {
+                namespace: "syncguard".into(),
+                name: "syncguard-reconciler-state".into(),
+            }),
+            ..Config::default()
+        };
+        let second = Reconciler::new(context(client, config, true));
+        let mut script = vec![
+            Exchange::list(
+                "/apis/events.k8s.io/v1/events",
+                &[
+                    "labelSelector=app.kubernetes.io%2Fmanaged-by%3Dsyncguard%2Csyncguard.dev%2Frule",
+                ],
+                vec![event],
+            ),
+            Exchange::not_found(
+                "/api/v1/namespaces/syncguard/configmaps/syncguard-reconciler-state",
+            ),
+        ];
+        script.extend(stuck_sync_facts());
+        // A second reconcile in the same term reads nothing again.
+        script.extend(stuck_sync_facts());
+        let server = serve(handle, script);
+        let again = within_2s(second.reconcile_app(&app, at("2026-11-30T02:46:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(again.0.len(), 1, "the finding is still open");
+        assert_eq!(again.1, [Outcome::Deduplicated]);
+        let third = within_2s(second.reconcile_app(&app, at("2026-11-30T02:47:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(third.1, [Outcome::Deduplicated]);
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        let metrics = second.ctx.metrics.encode();
+        assert!(
+            metrics.contains("syncguard_open_live_findings{rule=\"SG501\"} 1"),
+            "{metrics}"
+        );
+        // Past the dedup period the old Event no longer counts.
+        let (client, handle) = mock_client();
+        let config = Config {
+            restore_events: true,
+            ..Config::default()
+        };
+        let late = Reconciler::new(context(client, config, true));
+        let mut script = vec![Exchange::list(
+            "/apis/events.k8s.io/v1/events",
+            &[],
+            vec![posted.lock().unwrap().clone()],
+        )];
+        script.extend(stuck_sync_facts());
+        script.push(event_post("StuckSync", "CrashLoopBackOff"));
+        let server = serve(handle, script);
+        let late_out = within_2s(late.reconcile_app(&app, at("2026-11-30T03:42:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(late_out.1, [Outcome::Emitted]);
+        within_2s(server).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn the_writer_saves_the_loop_state_only_after_reading_it_and_only_when_it_changed() {
+        let (client, handle) = mock_client();
+        let config = Config {
+            state: Some(state::StateConfig {
+                namespace: "syncguard".into(),
+                name: "syncguard-reconciler-state".into(),
+            }),
+            loop_syncs: 5,
+            ..Config::default()
+        };
+        let r = Reconciler::new(context(client, config, true));
+        let t0 = at("2026-11-30T02:00:00Z");
+        // Nothing read yet in this term: nothing is written.
+        r.flush_state(t0).await;
+        let saved = Arc::new(Mutex::new(Value::Null));
+        let keep = saved.clone();
+        let apply = Exchange::patch(
+            "/api/v1/namespaces/syncguard/configmaps/syncguard-reconciler-state",
+            move |cm: &Value| *keep.lock().unwrap() = cm.clone(),
+        );
+        let script = vec![
+            Exchange::not_found(
+                "/api/v1/namespaces/syncguard/configmaps/syncguard-reconciler-state",
+            ),
+            apply,
+        ];
+        let server = serve(handle, script);
+        let synced = AppBuilder::new("shop").sync_status("Synced").live();
+        let out = AppBuilder::new("shop").sync_status("OutOfSync").live();
+        within_2s(r.reconcile_app(&synced, t0)).await.unwrap();
+        within_2s(r.reconcile_app(&out, t0 + Duration::from_secs(30)))
+            .await
+            .unwrap();
+        r.flush_state(t0 + Duration::from_secs(40)).await;
+        // Unchanged: no second write.
+        r.flush_state(t0 + Duration::from_secs(50)).await;
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        let cm = saved.lock().unwrap().clone();
+        assert_eq!(
+            cm["metadata"]["labels"]["app.kubernetes.io/managed-by"],
+            "syncguard"
+        );
+        let snap = state::LoopSnapshot::parse(cm["data"]["loops.json"].as_str().unwrap());
+        let saved_app = &snap.apps["uid-shop"];
+        assert_eq!(saved_app.flips.len(), 1);
+        assert_eq!(saved_app.app, "argocd/shop");
+        // A lost lease: the next term reads again before writing.
+        r.lost_lease();
+        let mut handle = handle;
+        r.flush_state(t0 + Duration::from_secs(60)).await;
+        assert_no_more_requests(&mut handle).await;
     }
 
     #[tokio::test]

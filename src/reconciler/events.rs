@@ -13,7 +13,7 @@
 //! `HookAccumulation`), `action: Diagnose`, `reportingController` = the field manager
 //! (`syncguard`), `note` = message + fix (≤ 1 KiB).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -28,6 +28,7 @@ use super::application::{self, LiveApplication};
 use super::context::Context;
 use super::diagnosis::{LiveFinding, RULES};
 use super::error::{Error, Result};
+use super::state;
 use crate::metrics::{ReconcilerMetrics, RuleLabels};
 
 /// At most this many (app, rule, cause) keys are remembered; the oldest go first.
@@ -150,6 +151,50 @@ impl Emitter {
         seen.insert(key, now);
     }
 
+    /// Seeds the deduplication from Events written earlier (by this replica before a restart,
+    /// or by the previous leader): each one's cause counts as announced at its time. Events
+    /// without syncguard's labels and annotations, of unknown rules, or older than the dedup
+    /// period are ignored. Returns how many causes were restored.
+    pub fn restore(&self, events: &[Event], now: OffsetDateTime) -> usize {
+        let Ok(mut seen) = self.seen.lock() else {
+            return 0;
+        };
+        let mut restored = 0;
+        for e in events {
+            let labels = e.metadata.labels.as_ref();
+            let annotations = e.metadata.annotations.as_ref();
+            let Some(rule) = labels
+                .and_then(|l| l.get(state::LABEL_RULE))
+                .and_then(|id| RULES.iter().find(|r| r.id == id.as_str()))
+            else {
+                continue;
+            };
+            let Some(fingerprint) = annotations.and_then(|a| a.get(state::ANNOTATION_FINGERPRINT))
+            else {
+                continue;
+            };
+            let Some(app) = annotations
+                .and_then(|a| a.get(state::ANNOTATION_APP_UID).cloned())
+                .or_else(|| e.regarding.as_ref().and_then(|r| r.uid.clone()))
+            else {
+                continue;
+            };
+            let Some(at) = event_time(e) else {
+                continue;
+            };
+            if now - at >= self.dedup || seen.len() >= MAX_REMEMBERED {
+                continue;
+            }
+            let key = (app, rule.id, fingerprint.clone());
+            let slot = seen.entry(key).or_insert(at);
+            if *slot < at {
+                *slot = at;
+            }
+            restored += 1;
+        }
+        restored
+    }
+
     /// Drops the open findings and remembered causes of Applications not in `live` (deleted).
     pub fn forget_missing(
         &self,
@@ -225,6 +270,18 @@ impl Emitter {
             metadata: ObjectMeta {
                 name: Some(name),
                 namespace: Some(app.namespace.clone()),
+                // What a later writer needs to know this cause was announced (super::state).
+                labels: Some(BTreeMap::from([
+                    (state::LABEL_MANAGED_BY.to_string(), self.controller.clone()),
+                    (state::LABEL_RULE.to_string(), f.rule.id.to_string()),
+                ])),
+                annotations: Some(BTreeMap::from([
+                    (
+                        state::ANNOTATION_FINGERPRINT.to_string(),
+                        f.fingerprint.clone(),
+                    ),
+                    (state::ANNOTATION_APP_UID.to_string(), app_key(app)),
+                ])),
                 ..ObjectMeta::default()
             },
             event_time: Some(MicroTime(stamp)),
@@ -246,6 +303,25 @@ impl Emitter {
             ..Event::default()
         }
     }
+}
+
+/// When an Event was written: its eventTime, else its series' last time, else its creation.
+fn event_time(e: &Event) -> Option<OffsetDateTime> {
+    let nanos = |t: &Timestamp| OffsetDateTime::from_unix_timestamp_nanos(t.as_nanosecond()).ok();
+    e.event_time
+        .as_ref()
+        .and_then(|t| nanos(&t.0))
+        .or_else(|| {
+            e.series
+                .as_ref()
+                .and_then(|s| nanos(&s.last_observed_time.0))
+        })
+        .or_else(|| {
+            e.metadata
+                .creation_timestamp
+                .as_ref()
+                .and_then(|t| nanos(&t.0))
+        })
 }
 
 fn app_key(app: &LiveApplication) -> String {

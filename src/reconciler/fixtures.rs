@@ -52,12 +52,14 @@ pub fn context(client: kube::Client, config: Config, leader: bool) -> Arc<Contex
     let (tx, rx) = watch::channel(leader);
     // Keep the sender alive for the whole test: a closed channel must not read as anything.
     std::mem::forget(tx);
+    let budget = crate::reconciler::budget::ApiBudget::new(config.api_qps, config.api_burst);
     Arc::new(Context {
         client,
         config,
         metrics: Arc::new(ReconcilerMetrics::new()),
         policies: Arc::new(arc_swap::ArcSwap::new(policies())),
         policies_fingerprint: None,
+        budget,
         leader: rx,
     })
 }
@@ -104,6 +106,13 @@ impl Exchange {
     pub fn post(path: &str, check: impl Fn(&Value) + Send + 'static) -> Self {
         let mut e = Self::new(Method::POST, path, Value::Null);
         e.status = StatusCode::CREATED;
+        e.body = Some(Box::new(check));
+        e
+    }
+
+    /// `PATCH path` whose JSON body passes `check`; answered with the body itself.
+    pub fn patch(path: &str, check: impl Fn(&Value) + Send + 'static) -> Self {
+        let mut e = Self::new(Method::PATCH, path, Value::Null);
         e.body = Some(Box::new(check));
         e
     }

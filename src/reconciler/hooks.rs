@@ -15,6 +15,7 @@ use kube::api::{Api, ListParams};
 use time::OffsetDateTime;
 
 use super::application::LiveApplication;
+use super::budget::ApiBudget;
 use super::diagnosis::{HOOK_ACCUMULATION, LiveFinding};
 use super::error::{Error, Result};
 
@@ -184,16 +185,22 @@ pub fn from_pod(pod: &Pod, app: &LiveApplication) -> Option<HookObject> {
 
 /// Lists Jobs and Pods in each of the app's hook namespaces (two `LIST`s per namespace) and
 /// keeps the app's completed hooks.
-pub async fn fetch(client: &kube::Client, app: &LiveApplication) -> Result<Vec<HookObject>> {
+pub async fn fetch(
+    client: &kube::Client,
+    budget: &ApiBudget,
+    app: &LiveApplication,
+) -> Result<Vec<HookObject>> {
     let mut out = Vec::new();
     for ns in namespaces(app) {
         let jobs: Api<Job> = Api::namespaced(client.clone(), &ns);
+        budget.acquire().await;
         let list = jobs
             .list(&ListParams::default())
             .await
             .map_err(|e| Error::kube(format!("list jobs in {ns}"), e))?;
         out.extend(list.items.iter().filter_map(|j| from_job(j, app)));
         let pods: Api<Pod> = Api::namespaced(client.clone(), &ns);
+        budget.acquire().await;
         let list = pods
             .list(&ListParams::default())
             .await

@@ -32,6 +32,7 @@
 
 pub mod application;
 pub mod audit;
+pub mod budget;
 pub mod context;
 pub mod controller;
 pub mod diagnosis;
@@ -46,6 +47,7 @@ pub mod live;
 pub mod policy_reload;
 pub mod report;
 pub mod run;
+pub mod state;
 pub mod stuck;
 pub mod sync_loop;
 

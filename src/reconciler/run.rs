@@ -104,6 +104,7 @@ pub async fn run_with_client(
         policies: Arc::new(arc_swap::ArcSwap::from_pointee(policies)),
         policies_fingerprint,
         leader: leader_rx,
+        budget: super::budget::ApiBudget::new(config.api_qps, config.api_burst),
     });
 
     // Two stop signals: writers (controller, extra tasks) stop first; the probes and the lease

@@ -18,6 +18,7 @@ use kube::api::{Api, ListParams};
 use time::OffsetDateTime;
 
 use super::application::{LiveApplication, ResourceStatus};
+use super::budget::ApiBudget;
 use super::diagnosis::{LiveFinding, STUCK_SYNC, human_duration};
 use super::error::{Error, Result};
 
@@ -182,12 +183,14 @@ fn resource_of<'a>(
 /// namespace) the diagnosis still uses what was learnt before it.
 pub async fn fetch_facts(
     client: &kube::Client,
+    budget: &ApiBudget,
     blocker: &Blocker,
     facts: &mut LiveFacts,
 ) -> Result<()> {
     let ns = blocker.namespace.as_str();
     if blocker.is_job() {
         let jobs: Api<Job> = Api::namespaced(client.clone(), ns);
+        budget.acquire().await;
         facts.job = jobs
             .get_opt(&blocker.name)
             .await
@@ -198,6 +201,7 @@ pub async fn fetch_facts(
             None => format!("batch.kubernetes.io/job-name={}", blocker.name),
         };
         let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+        budget.acquire().await;
         facts.pods = pods
             .list(&ListParams::default().labels(&selector))
             .await
@@ -206,6 +210,7 @@ pub async fn fetch_facts(
         facts.pods_checked = true;
     } else if blocker.is_pod() {
         let pods: Api<Pod> = Api::namespaced(client.clone(), ns);
+        budget.acquire().await;
         facts.pods = pods
             .get_opt(&blocker.name)
             .await
@@ -221,6 +226,7 @@ pub async fn fetch_facts(
             None => format!("involvedObject.kind=Pod,involvedObject.name={name}"),
         };
         let events: Api<Event> = Api::namespaced(client.clone(), ns);
+        budget.acquire().await;
         facts.events = events
             .list(&ListParams::default().fields(&selector))
             .await

@@ -20,8 +20,10 @@ use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::application::{LiveApplication, ResourceStatus};
+use super::budget::ApiBudget;
 use super::diagnosis::{LiveFinding, SYNC_LOOP, human_duration};
 use super::error::{Error, Result};
+use super::state::{LoopSnapshot, PersistedLoop, PersistedResource};
 
 /// Field managers Argo CD itself writes with: server-side apply (`argocd-controller`), older
 /// releases' controller name, and client-side apply (`kubectl-client-side-apply`, which is
@@ -34,7 +36,7 @@ pub const ARGO_MANAGERS: [&str; 3] = [
 ];
 
 /// At most this many Applications are tracked; beyond it the least recently seen is dropped.
-pub const MAX_TRACKED: usize = 10_000;
+pub const MAX_TRACKED: usize = 100_000;
 /// At most this many OutOfSync resources are remembered per Application (and fetched).
 pub const MAX_RESOURCES: usize = 5;
 
@@ -65,6 +67,11 @@ struct Entry {
     out_of_sync: BTreeMap<(String, String, String, String), (OffsetDateTime, ResourceStatus)>,
     last_status: Option<String>,
     last_seen: Option<OffsetDateTime>,
+    /// When this process first observed the app (flips from another process's state that are
+    /// newer were seen here too, and are not imported twice).
+    first_seen: Option<OffsetDateTime>,
+    /// `namespace/name`, for the persisted state.
+    display: String,
 }
 
 /// The largest number of items that share one revision. A loop re-syncs the *same* revision;
@@ -184,9 +191,132 @@ impl LoopTracker {
             entry.out_of_sync.remove(&oldest);
         }
         entry.last_seen = Some(now);
+        entry.first_seen.get_or_insert(now);
+        if entry.display.is_empty() {
+            entry.display = app.display_name();
+        }
         LoopEvidence {
             syncs: most_per_revision(entry.syncs.values().map(|(_, r)| r)),
             flips: most_per_revision(entry.flips.iter().map(|(_, r)| r)),
+        }
+    }
+
+    /// What another process must know to go on counting: every Application with a flip in the
+    /// window at `now`, the most recently seen first, at most `max` (see [`super::state`]).
+    pub fn export(&self, now: OffsetDateTime, max: usize) -> LoopSnapshot {
+        let since = now - self.window;
+        let Ok(entries) = self.entries.lock() else {
+            return LoopSnapshot::default();
+        };
+        let mut with_flips: Vec<(&String, &Entry)> = entries
+            .iter()
+            .filter(|(_, e)| e.flips.iter().any(|(t, _)| *t >= since))
+            .collect();
+        with_flips.sort_by_key(|(k, e)| (std::cmp::Reverse(e.last_seen), (*k).clone()));
+        let apps = with_flips
+            .into_iter()
+            .take(max)
+            .map(|(k, e)| {
+                let persisted = PersistedLoop {
+                    app: e.display.clone(),
+                    flips: e
+                        .flips
+                        .iter()
+                        .filter(|(t, _)| *t >= since)
+                        .map(|(t, r)| (t.unix_timestamp(), r.clone()))
+                        .collect(),
+                    last_status: e.last_status.clone(),
+                    last_seen: e.last_seen.map_or(0, OffsetDateTime::unix_timestamp),
+                    out_of_sync: e
+                        .out_of_sync
+                        .values()
+                        .filter(|(t, _)| *t >= since)
+                        .map(|(t, r)| PersistedResource {
+                            group: r.group.clone(),
+                            version: r.version.clone(),
+                            kind: r.kind.clone(),
+                            namespace: r.namespace.clone(),
+                            name: r.name.clone(),
+                            seen: t.unix_timestamp(),
+                        })
+                        .collect(),
+                };
+                (k.clone(), persisted)
+            })
+            .collect();
+        LoopSnapshot { version: 1, apps }
+    }
+
+    /// Merges what another process (or this one before a restart) persisted. For an
+    /// Application this process has observed, only flips from before its first observation
+    /// are added (later ones it saw itself), and never one it already has; the last status is
+    /// taken only when none is known. Flips outside the window at `now` are dropped.
+    pub fn import(&self, snapshot: &LoopSnapshot, now: OffsetDateTime) {
+        let since = now - self.window;
+        let Ok(mut entries) = self.entries.lock() else {
+            return;
+        };
+        for (key, p) in &snapshot.apps {
+            if !entries.contains_key(key) && entries.len() >= MAX_TRACKED {
+                break;
+            }
+            let entry = entries.entry(key.clone()).or_default();
+            let cutoff = entry.first_seen;
+            for (t, rev) in &p.flips {
+                let Ok(t) = OffsetDateTime::from_unix_timestamp(*t) else {
+                    continue;
+                };
+                if t < since || cutoff.is_some_and(|c| t >= c) {
+                    continue;
+                }
+                let seen = entry
+                    .flips
+                    .iter()
+                    .any(|(have, r)| have.unix_timestamp() == t.unix_timestamp() && r == rev);
+                if !seen {
+                    entry.flips.push_back((t, rev.clone()));
+                }
+            }
+            entry.flips.make_contiguous().sort_by_key(|(t, _)| *t);
+            if entry.last_status.is_none() {
+                entry.last_status.clone_from(&p.last_status);
+            }
+            for r in &p.out_of_sync {
+                let Ok(t) = OffsetDateTime::from_unix_timestamp(r.seen) else {
+                    continue;
+                };
+                if t < since {
+                    continue;
+                }
+                let k = (
+                    r.group.clone(),
+                    r.kind.clone(),
+                    r.namespace.clone(),
+                    r.name.clone(),
+                );
+                entry.out_of_sync.entry(k).or_insert_with(|| {
+                    (
+                        t,
+                        ResourceStatus {
+                            group: r.group.clone(),
+                            version: r.version.clone(),
+                            kind: r.kind.clone(),
+                            namespace: r.namespace.clone(),
+                            name: r.name.clone(),
+                            status: Some("OutOfSync".into()),
+                            ..ResourceStatus::default()
+                        },
+                    )
+                });
+            }
+            if entry.display.is_empty() {
+                entry.display.clone_from(&p.app);
+            }
+            if entry.last_seen.is_none() {
+                entry.last_seen = OffsetDateTime::from_unix_timestamp(p.last_seen).ok();
+            }
+            // From here on this process sees every flip itself.
+            entry.first_seen.get_or_insert(now);
         }
     }
 
@@ -441,6 +571,7 @@ pub struct LiveObject {
 /// skipped. Other errors fail the fetch.
 pub async fn fetch_live(
     client: &kube::Client,
+    budget: &ApiBudget,
     resources: &[ResourceStatus],
 ) -> Result<Vec<LiveObject>> {
     let mut out = Vec::new();
@@ -458,6 +589,7 @@ pub async fn fetch_live(
             Api::namespaced_with(client.clone(), &r.namespace, &ar)
         };
         let what = format!("get {} {}/{}", r.kind, r.namespace, r.name);
+        budget.acquire().await;
         let obj = match api.get_opt(&r.name).await {
             Ok(Some(obj)) => obj,
             Ok(None) => continue,
@@ -780,6 +912,98 @@ mod tests {
         }
         assert_eq!(tracker.observe(&out, t).flips, 3);
         assert_eq!(tracker.observe(&out, t + Duration::from_secs(900)).flips, 0);
+    }
+
+    /// Flips `n` times (Synced → OutOfSync) from `t`, a minute apart; returns the time after.
+    fn flip(tracker: &LoopTracker, name: &str, n: usize, mut t: OffsetDateTime) -> OffsetDateTime {
+        let synced = AppBuilder::new(name).sync_status("Synced").live();
+        let out = AppBuilder::new(name)
+            .sync_status("OutOfSync")
+            .out_of_sync("apps", "Deployment", "web")
+            .live();
+        for _ in 0..n {
+            tracker.observe(&synced, t);
+            t += Duration::from_secs(30);
+            tracker.observe(&out, t);
+            t += Duration::from_secs(30);
+        }
+        t
+    }
+
+    #[test]
+    fn a_restarted_tracker_goes_on_counting_from_the_exported_flips() {
+        let window = Duration::from_secs(1800);
+        let before = LoopTracker::new(window);
+        let t = flip(&before, "shop", 3, at("2026-11-30T02:00:00Z"));
+        let snapshot = before.export(t, 100);
+        assert_eq!(snapshot.apps.len(), 1);
+        let saved = snapshot.apps.values().next().unwrap();
+        assert_eq!(saved.flips.len(), 3);
+        assert_eq!(saved.last_status.as_deref(), Some("OutOfSync"));
+        assert_eq!(saved.out_of_sync[0].name, "web");
+        // Through the ConfigMap's text and back.
+        let snapshot = LoopSnapshot::parse(&snapshot.to_bounded_json());
+
+        let after = LoopTracker::new(window);
+        after.import(&snapshot, t);
+        // The suspects survive too, so the finding can name the field.
+        let app = AppBuilder::new("shop").sync_status("Synced").live();
+        assert_eq!(after.recent_out_of_sync(&app)[0].name, "web");
+        let t = flip(&after, "shop", 1, t);
+        let out = AppBuilder::new("shop").sync_status("OutOfSync").live();
+        assert_eq!(
+            after.observe(&out, t).flips,
+            4,
+            "3 before the restart + 1 after"
+        );
+        // Without the state, the new process would have seen one.
+        let fresh = LoopTracker::new(window);
+        let t2 = flip(&fresh, "shop", 1, t);
+        assert_eq!(fresh.observe(&out, t2).flips, 1);
+    }
+
+    #[test]
+    fn a_standby_that_saw_the_later_flips_itself_imports_only_the_earlier_ones_once() {
+        let window = Duration::from_secs(1800);
+        let leader = LoopTracker::new(window);
+        let standby = LoopTracker::new(window);
+        let t0 = at("2026-11-30T02:00:00Z");
+        // Two flips before the standby started, two both saw (a few seconds apart).
+        let t = flip(&leader, "shop", 2, t0);
+        flip(&leader, "shop", 2, t);
+        flip(&standby, "shop", 2, t + Duration::from_secs(3));
+        let end = t + Duration::from_secs(300);
+        let snapshot = leader.export(end, 100);
+        standby.import(&snapshot, end);
+        let out = AppBuilder::new("shop").sync_status("OutOfSync").live();
+        assert_eq!(standby.observe(&out, end).flips, 4);
+        // Importing the same state again (another term) adds nothing.
+        standby.import(&snapshot, end);
+        assert_eq!(standby.observe(&out, end).flips, 4);
+    }
+
+    #[test]
+    fn only_applications_with_a_flip_in_the_window_are_exported_newest_first() {
+        let tracker = LoopTracker::new(Duration::from_secs(600));
+        let t0 = at("2026-11-30T02:00:00Z");
+        tracker.observe(&AppBuilder::new("quiet").sync_status("Synced").live(), t0);
+        let t = flip(&tracker, "old", 1, t0);
+        let t = flip(&tracker, "new", 1, t);
+        let snap = tracker.export(t, 1);
+        assert_eq!(snap.apps.len(), 1, "capped at 1");
+        assert_eq!(snap.apps.values().next().unwrap().app, "argocd/new");
+        assert_eq!(
+            tracker.export(t, 10).apps.len(),
+            2,
+            "the quiet app has no flip"
+        );
+        assert!(
+            tracker
+                .export(t + Duration::from_secs(3600), 10)
+                .apps
+                .is_empty(),
+            "expired"
+        );
     }
 
     #[test]

@@ -309,6 +309,7 @@ pub fn start(
         stores.push(writer.as_reader());
         let stream = watcher(api, watcher::Config::default().any_semantic())
             .default_backoff()
+            .modify(prune_for_index)
             .reflect(writer)
             .boxed();
         streams.push(stream);
@@ -324,6 +325,21 @@ pub fn start(
         futures::join!(watches, installation);
     };
     (context, task)
+}
+
+/// What the cache keeps of an Application: the index reads `metadata`, `spec` and
+/// `status.resources` (and the sync and health summary). The rest of the status — history,
+/// operation state with its per-object sync result, conditions, summary — and the managed
+/// fields and last-applied copy are dropped before the object is stored: at 10,000
+/// Applications they are most of the cache's memory and no admission rule reads them.
+pub fn prune_for_index(app: &mut DynamicObject) {
+    app.metadata.managed_fields = None;
+    if let Some(annotations) = app.metadata.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+    if let Some(status) = app.data.get_mut("status").and_then(|s| s.as_object_mut()) {
+        status.retain(|k, _| matches!(k.as_str(), "resources" | "sync" | "health"));
+    }
 }
 
 /// Re-reads the Argo CD installation every [`INSTALL_REFRESH`]; a release or configuration
@@ -420,6 +436,46 @@ mod tests {
 
     fn writer() -> Writer<DynamicObject> {
         Writer::new(application_api_resource())
+    }
+
+    #[test]
+    fn the_cache_keeps_what_the_index_reads_and_drops_the_rest_of_the_status() {
+        let mut full: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "shop", "namespace": "argocd",
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{...}",
+                                         "team": "payments"},
+                         "managedFields": [{"manager": "argocd-server", "operation": "Update"}]},
+            "spec": {"destination": {"namespace": "shop"}, "syncPolicy": {"syncOptions": ["PruneLast=true"]}},
+            "status": {
+                "resources": [{"version": "v1", "kind": "ConfigMap", "namespace": "shop", "name": "cfg", "syncWave": 1}],
+                "sync": {"status": "Synced", "revision": "4f2a9c1"},
+                "health": {"status": "Healthy"},
+                "history": [{"revision": "4f2a9c1", "id": 1}],
+                "operationState": {"phase": "Succeeded", "syncResult": {"resources": []}},
+                "conditions": [], "summary": {"images": ["shop:1"]}, "reconciledAt": "2026-11-30T02:00:00Z"
+            }
+        }))
+        .unwrap();
+        let before = AppEntry::from_value(&serde_json::to_value(&full).unwrap()).unwrap();
+        prune_for_index(&mut full);
+        let value = serde_json::to_value(&full).unwrap();
+        let status: Vec<&String> = value["status"].as_object().unwrap().keys().collect();
+        assert_eq!(status, ["health", "resources", "sync"]);
+        assert!(value["metadata"].get("managedFields").is_none());
+        assert_eq!(
+            value["metadata"]["annotations"],
+            json!({"team": "payments"})
+        );
+        // What the index reads is unchanged.
+        let after = AppEntry::from_value(&value).unwrap();
+        assert_eq!(after.live.resources, before.live.resources);
+        assert_eq!(after.stand_ins.len(), before.stand_ins.len());
+        assert_eq!(
+            after.application.raw["spec"],
+            before.application.raw["spec"]
+        );
+        assert_eq!(after.live.sync_status, before.live.sync_status);
     }
 
     #[test]

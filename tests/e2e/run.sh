@@ -36,6 +36,7 @@ SCENARIOS=(
     reconciler_audit_policyreport
     cluster_context_sg201
     reconciler_leader_handover
+    reconciler_restart_persistence
 )
 # Scenarios against the real Argo CD (argocd-scenarios.sh). They run after the others, on a
 # second control plane with kube-controller-manager, kube-scheduler, kwok and Argo CD v3.2.11
@@ -901,6 +902,9 @@ EOF
 stuck_sync_apply() {
     ns argocd
     seed_objects_apply
+    # A new Application (new uid) per scenario: what an earlier scenario announced about the
+    # old one must not count for this one (every writer reads syncguard's earlier Events).
+    k delete application orders -n argocd --ignore-not-found --wait=true >/dev/null
     seed_application orders orders "$(date -u -d '-41 min' +%Y-%m-%dT%H:%M:%SZ)" >"$WORK/app-orders.yaml"
     k apply -f "$WORK/app-orders.yaml" >/dev/null
 }
@@ -1129,11 +1133,130 @@ scenario_reconciler_leader_handover() {
     wait_for "Lease $lease held by $b" 20 lease_holder_is "$lease" "$b"
     log "ok: $b holds the Lease $((($(date +%s%N) - t0) / 1000000)) ms after $a was sent SIGTERM"
     assert_eq "leader gauge of b" 1 "$(rec_metric b syncguard_leader)"
-    # The new leader diagnoses the stuck Application at once (its own dedup memory is empty),
-    # without waiting for the next change or the 5-minute recheck.
-    wait_for "the StuckSync Event from $b" 15 stuck_event_count_is "$b" 1
-    log "ok: $b reported the stuck sync after taking over"
+    # The new leader diagnoses the stuck Application at once, without waiting for the next
+    # change or the 5-minute recheck, and finds the cause already announced by a (it read a's
+    # Events when it won the Lease): the finding stays open, no second Event.
+    wait_for "b to diagnose the stuck sync (deduplicated)" 15 \
+        rec_metric_at_least b 'syncguard_events_total{outcome="deduplicated"}' 1
+    assert_eq "open SG501 findings on b" 1 "$(rec_metric b 'syncguard_open_live_findings{rule="SG501"}')"
+    assert_eq "StuckSync Events from b (a announced it)" 0 "$(stuck_events "$b" | jq length)"
+    assert_eq "StuckSync Events on argocd/orders" 1 "$(stuck_events "$a" | jq length)"
+    log "ok: $b took over the open stuck sync without a second Event"
     rec_stop b
+
+    # The same in the middle of a sync loop: a has counted two flips; b, started after them,
+    # has seen none; after the hand-over one more flip is a loop (--loop-syncs 2) because b
+    # merged a's state.
+    local app=loop-handover
+    loop_app_create "$app"
+    rec_start a2 --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$a" --loop-syncs 2
+    wait_for "Lease $lease held by $a" 20 lease_holder_is "$lease" "$a"
+    loop_flip a2 "$app"
+    loop_flip a2 "$app"
+    wait_for "the loop state of $app with 2 flips" 25 loop_state_flips_are "$lease-state" "$app" 2
+    assert_eq "SyncLoop Events before the hand-over" 0 "$(loop_events "$app" | jq length)"
+    rec_start b2 --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$b" --loop-syncs 2
+    rec_stop a2
+    wait_for "Lease $lease held by $b" 20 lease_holder_is "$lease" "$b"
+    wait_for "b to write after the hand-over" 15 rec_metric_at_least b2 syncguard_leader 1
+    loop_flip b2 "$app"
+    wait_for "a SyncLoop Event on argocd/$app" 20 loop_event_count_is "$app" 1
+    assert_contains "SyncLoop note" "$(loop_events "$app" | jq -r '.[0].message')" "turned from Synced to OutOfSync 3 times"
+    assert_eq "SyncLoop Event reporter" "$b" "$(loop_events "$app" | jq -r '.[0].reportingInstance')"
+    log "ok: the loop counted across the hand-over: 2 flips seen by $a + 1 by $b"
+    rec_stop b2
+}
+
+# loop_app_create NAME: a minimal Application argocd/NAME, Synced to one revision, with
+# self-heal (no operation; the scenario flips its sync status like Argo CD would).
+loop_app_create() {
+    k delete application "$1" -n argocd --ignore-not-found --wait=true >/dev/null
+    k apply -f - >/dev/null <<EOF
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: $1, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: $1}
+  source: {repoURL: https://git.example.com/shop.git, path: deploy, targetRevision: main}
+  syncPolicy: {automated: {selfHeal: true}}
+status:
+  sync: {status: Synced, revision: 4f2a9c1}
+  health: {status: Healthy}
+  resources:
+    - {group: apps, version: v1, kind: Deployment, namespace: $1, name: web, status: Synced}
+EOF
+}
+
+# loop_app_status NAME STATUS: Argo CD's verdict on argocd/NAME (same revision).
+loop_app_status() {
+    k patch application "$1" -n argocd --type merge \
+        -p "{\"status\":{\"sync\":{\"status\":\"$2\",\"revision\":\"4f2a9c1\"}}}" >/dev/null
+}
+
+# loop_flip REC NAME: one Synced -> OutOfSync -> Synced round of argocd/NAME, each state
+# reconciled by reconciler REC before the next (kube-runtime coalesces changes of one object
+# that arrive while it is queued, so a flip made too fast is never seen).
+loop_flip() {
+    local rec="$1" app="$2" n status
+    for status in OutOfSync Synced; do
+        n="$(rec_metric "$rec" 'syncguard_application_reconciles_total{outcome="ok"}')"
+        loop_app_status "$app" "$status"
+        wait_for "$app $status reconciled by $rec" 20 \
+            rec_metric_at_least "$rec" 'syncguard_application_reconciles_total{outcome="ok"}' $((n + 1))
+    done
+}
+
+# loop_state_flips_are CONFIGMAP APP N: the persisted loop state holds N flips for argocd/APP.
+loop_state_flips_are() {
+    [[ "$(k get configmap "$1" -n syncguard -o json 2>/dev/null | jq -r --arg app "argocd/$2" \
+        '.data["loops.json"] | fromjson | [.apps[] | select(.app == $app)][0].flips | length')" == "$3" ]]
+}
+
+# loop_events NAME: the SyncLoop Events on argocd/NAME, as a JSON array.
+loop_events() {
+    k get events -n argocd --field-selector "involvedObject.name=$1,reason=SyncLoop" -o json | jq -c '.items'
+}
+loop_event_count_is() { [[ "$(loop_events "$1" | jq length)" == "$2" ]]; }
+
+# A restart of the only replica in the middle of a stuck sync and of a sync loop: the stuck
+# sync is not announced twice, the loop's flips from before the restart still count, and the
+# loop once announced is not announced again after the next restart.
+scenario_reconciler_restart_persistence() {
+    stuck_sync_apply
+    ns syncguard
+    local lease=e2e-restart id=e2e-restart-a app=loop-restart
+    loop_app_create "$app"
+    local opts=(--no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$id" --loop-syncs 2)
+    rec_start r1 "${opts[@]}"
+    wait_for "the StuckSync Event from $id" 20 stuck_event_count_is "$id" 1
+    loop_flip r1 "$app"
+    loop_flip r1 "$app"
+    wait_for "the loop state of $app with 2 flips" 25 loop_state_flips_are "$lease-state" "$app" 2
+    assert_eq "SyncLoop Events with 2 flips (--loop-syncs 2)" 0 "$(loop_events "$app" | jq length)"
+    rec_stop r1
+
+    rec_start r2 "${opts[@]}"
+    wait_for "the restarted reconciler to diagnose the stuck sync (deduplicated)" 20 \
+        rec_metric_at_least r2 'syncguard_events_total{outcome="deduplicated"}' 1
+    assert_eq "StuckSync Events after the restart" 1 "$(stuck_events "$id" | jq length)"
+    assert_eq "open SG501 findings after the restart" 1 "$(rec_metric r2 'syncguard_open_live_findings{rule="SG501"}')"
+    log "ok: the restart did not announce the stuck sync again"
+    loop_flip r2 "$app"
+    wait_for "a SyncLoop Event on argocd/$app" 20 loop_event_count_is "$app" 1
+    assert_contains "SyncLoop note" "$(loop_events "$app" | jq -r '.[0].message')" "turned from Synced to OutOfSync 3 times"
+    log "ok: 2 flips before the restart + 1 after = a loop"
+    rec_stop r2
+
+    # Restarted once more with the loop announced: nothing is announced twice.
+    rec_start r3 "${opts[@]}"
+    loop_app_status "$app" OutOfSync
+    wait_for "the restarted reconciler to diagnose both (deduplicated)" 20 \
+        rec_metric_at_least r3 'syncguard_events_total{outcome="deduplicated"}' 2
+    assert_eq "SyncLoop Events after a second restart" 1 "$(loop_events "$app" | jq length)"
+    assert_eq "StuckSync Events after a second restart" 1 "$(stuck_events "$id" | jq length)"
+    assert_eq "open SG502 findings after a second restart" 1 "$(rec_metric r3 'syncguard_open_live_findings{rule="SG502"}')"
+    rec_stop r3
 }
 
 # --- main -----------------------------------------------------------------------------------
