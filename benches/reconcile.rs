@@ -139,6 +139,7 @@ fn inventory() -> Inventory {
         applications: vec![app],
         skipped_kinds: Vec::new(),
         installation: Default::default(),
+        hooks: Default::default(),
     }
 }
 

@@ -723,6 +723,7 @@ async fn only_the_leader_audits_and_every_pass_is_counted() {
         policies_fingerprint: None,
         leader: leader_rx,
         budget: syncguard::reconciler::budget::ApiBudget::unlimited(),
+        hooks: syncguard::reconciler::hooks::SharedHooks::default(),
     };
     audit_and_record(&ctx).await;
     let outcome = |o: &'static str| {

@@ -136,6 +136,95 @@ pub struct HistoryEntry {
     pub deploy_started_at: Option<OffsetDateTime>,
 }
 
+/// What a cache of Applications has to keep, and nothing more: at 10,000 Applications the
+/// parts no rule reads (managed fields, the last-applied copy, history sources, conditions,
+/// summaries) are most of the memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Keep {
+    /// The index of Applications (webhook `--cluster`, audit): `spec` and `status.resources`,
+    /// `sync`, `health`.
+    Index,
+    /// The diagnosis (SG501–SG503): also the operation state (phase, times, initiator, sync
+    /// result) and the history (revision, times), without their sources.
+    Diagnosis,
+}
+
+/// Drops from an Application (as served) what [`Keep`] says no reader needs. `metadata` is the
+/// object's metadata map, `status` its status (either may be absent).
+pub fn prune(
+    metadata: Option<&mut serde_json::Map<String, Value>>,
+    status: Option<&mut Value>,
+    keep: Keep,
+) {
+    if let Some(meta) = metadata {
+        meta.remove("managedFields");
+        if let Some(a) = meta.get_mut("annotations").and_then(Value::as_object_mut) {
+            a.remove("kubectl.kubernetes.io/last-applied-configuration");
+        }
+    }
+    let Some(status) = status.and_then(Value::as_object_mut) else {
+        return;
+    };
+    let kept: &[&str] = match keep {
+        Keep::Index => &["resources", "sync", "health"],
+        Keep::Diagnosis => &[
+            "resources",
+            "sync",
+            "health",
+            "reconciledAt",
+            "operationState",
+            "history",
+        ],
+    };
+    status.retain(|k, _| kept.contains(&k.as_str()));
+    if let Some(Value::Object(sync)) = status.get_mut("sync") {
+        sync.retain(|k, _| k == "status" || k == "revision");
+    }
+    if let Some(Value::Object(health)) = status.get_mut("health") {
+        health.retain(|k, _| k == "status");
+    }
+    if let Some(Value::Array(history)) = status.get_mut("history") {
+        for h in history.iter_mut().filter_map(Value::as_object_mut) {
+            h.retain(|k, _| {
+                matches!(
+                    k.as_str(),
+                    "revision" | "deployedAt" | "deployStartedAt" | "id"
+                )
+            });
+        }
+    }
+    if let Some(Value::Object(op)) = status.get_mut("operationState") {
+        op.retain(|k, _| {
+            matches!(
+                k.as_str(),
+                "phase" | "message" | "startedAt" | "finishedAt" | "operation" | "syncResult"
+            )
+        });
+        if let Some(Value::Object(operation)) = op.get_mut("operation") {
+            operation.retain(|k, _| k == "initiatedBy");
+        }
+        if let Some(Value::Object(result)) = op.get_mut("syncResult") {
+            result.retain(|k, _| k == "revision" || k == "resources");
+        }
+    }
+}
+
+/// [`prune`] on an Application as JSON.
+pub fn prune_value(app: &mut Value, keep: Keep) {
+    let Some(obj) = app.as_object_mut() else {
+        return;
+    };
+    let mut status = obj.remove("status");
+    prune(
+        obj.get_mut("metadata").and_then(Value::as_object_mut),
+        status.as_mut(),
+        keep,
+    );
+    if let Some(status) = status {
+        obj.insert("status".into(), status);
+    }
+}
+
 fn str_at(v: &Value, pointer: &str) -> Option<String> {
     v.pointer(pointer)
         .and_then(Value::as_str)
@@ -304,6 +393,73 @@ impl HistoryEntry {
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    #[test]
+    fn pruning_keeps_everything_the_views_read() {
+        let full = serde_json::json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": "shop", "namespace": "argocd", "uid": "u1", "resourceVersion": "7",
+                         "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "team": "a"},
+                         "managedFields": [{"manager": "argocd-server"}]},
+            "spec": {"destination": {"namespace": "shop"},
+                     "syncPolicy": {"automated": {"selfHeal": true}, "syncOptions": ["PruneLast=true"]},
+                     "ignoreDifferences": [{"kind": "Deployment", "jsonPointers": ["/spec/replicas"]}]},
+            "status": {
+                "sync": {"status": "OutOfSync", "revision": "4f2a9c1", "comparedTo": {"source": {}}},
+                "health": {"status": "Progressing", "message": "waiting"},
+                "reconciledAt": "2026-11-30T02:41:00Z",
+                "resources": [{"group": "batch", "version": "v1", "kind": "Job", "namespace": "shop",
+                               "name": "db-migrate", "hook": true, "syncWave": 5, "status": "Synced",
+                               "health": {"status": "Progressing"}, "requiresPruning": false}],
+                "history": [{"id": 3, "revision": "4f2a9c1", "deployedAt": "2026-11-30T02:00:00Z",
+                             "deployStartedAt": "2026-11-30T01:59:00Z", "source": {"repoURL": "https://git"}}],
+                "operationState": {
+                    "phase": "Running", "message": "waiting for completion of hook batch/Job/db-migrate",
+                    "startedAt": "2026-11-30T02:00:00Z",
+                    "operation": {"sync": {"revision": "4f2a9c1", "syncStrategy": {}},
+                                  "initiatedBy": {"automated": true}, "retry": {}},
+                    "syncResult": {"revision": "4f2a9c1", "source": {"repoURL": "https://git"},
+                                   "resources": [{"group": "batch", "version": "v1", "kind": "Job",
+                                                  "namespace": "shop", "name": "db-migrate",
+                                                  "hookType": "PreSync", "hookPhase": "Running",
+                                                  "syncPhase": "PreSync", "message": "running"}]}},
+                "conditions": [{"type": "SyncError"}], "summary": {"images": ["a"]}, "sourceType": "Helm"
+            }
+        });
+        let mut diagnosis = full.clone();
+        prune_value(&mut diagnosis, Keep::Diagnosis);
+        assert_eq!(
+            LiveApplication::from_value(&diagnosis),
+            LiveApplication::from_value(&full)
+        );
+        assert!(diagnosis.pointer("/status/history/0/source").is_none());
+        assert!(
+            diagnosis
+                .pointer("/status/operationState/syncResult/source")
+                .is_none()
+        );
+        assert!(diagnosis.pointer("/status/conditions").is_none());
+        assert!(diagnosis.pointer("/metadata/managedFields").is_none());
+        assert_eq!(
+            diagnosis["metadata"]["annotations"],
+            serde_json::json!({"team": "a"})
+        );
+        let mut index = full.clone();
+        prune_value(&mut index, Keep::Index);
+        let (a, b) = (
+            LiveApplication::from_value(&index).unwrap(),
+            LiveApplication::from_value(&full).unwrap(),
+        );
+        assert_eq!(
+            (a.resources, a.sync_status, a.health),
+            (b.resources, b.sync_status, b.health)
+        );
+        assert!(
+            index.pointer("/status/operationState").is_none()
+                && index.pointer("/status/history").is_none()
+        );
+        assert_eq!(index["spec"], full["spec"]);
+    }
+
     use super::*;
     use serde_json::json;
 

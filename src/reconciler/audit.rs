@@ -37,7 +37,9 @@ use serde_json::{Value, json};
 use thiserror::Error;
 use tokio::sync::watch;
 
+use super::application;
 use super::context::{Config, Context};
+use super::hooks::HookInventory;
 use super::install::{self, Installation};
 use super::live::{AppIndex, LiveObject, adopt, key_of};
 use super::report::{ReportError, WriteSummary, write_reports};
@@ -214,6 +216,8 @@ pub struct Inventory {
     pub skipped_kinds: Vec<String>,
     /// The Argo CD release and configuration read from the cluster.
     pub installation: Installation,
+    /// The hook Jobs and Pods among the listed objects (before their status is dropped).
+    pub hooks: HookInventory,
 }
 
 /// What one evaluation of an [`Inventory`] found.
@@ -307,6 +311,8 @@ pub struct AuditSummary {
     pub writes: WriteSummary,
     /// Kinds skipped because they are not served.
     pub skipped_kinds: Vec<String>,
+    /// The hook Jobs and Pods listed in this pass.
+    pub hooks: Arc<HookInventory>,
 }
 
 /// Runs the audit until the process ends: once at start, then every `audit_interval` and
@@ -315,6 +321,10 @@ pub struct AuditSummary {
 /// failed pass is logged and counted; the next one starts on schedule. Spawn it from the
 /// reconciler runner.
 pub async fn run(ctx: Arc<Context>, mut policy_changed: watch::Receiver<u64>) {
+    // SG503 may now wait for this task's hook inventory instead of listing per Application.
+    ctx.hooks
+        .audit_running
+        .store(true, std::sync::atomic::Ordering::Release);
     let mut interval = tokio::time::interval(ctx.config.audit_interval);
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut leader = ctx.leader.clone();
@@ -370,6 +380,7 @@ pub async fn audit_and_record(ctx: &Context) {
                 .get_or_create(&OutcomeLabels { outcome: "ok" })
                 .inc();
             record_writes(ctx, &summary.writes);
+            ctx.hooks.current.store(Some(summary.hooks.clone()));
             metrics
                 .report_results_dropped
                 .set(i64::try_from(summary.results_dropped).unwrap_or(i64::MAX));
@@ -427,9 +438,10 @@ pub async fn audit_once(
     config: &Config,
     policies: Arc<PolicySet>,
 ) -> Result<AuditSummary, AuditError> {
-    let inventory = list_inventory(client, config).await?;
+    let mut inventory = list_inventory(client, config).await?;
     let objects = inventory.objects.len();
     let skipped_kinds = inventory.skipped_kinds.clone();
+    let hooks = Arc::new(std::mem::take(&mut inventory.hooks));
     let audit_config = config.clone();
     // Evaluation is CPU-bound (rayon inside): keep it off the async threads.
     let (evaluation, reports) = tokio::task::spawn_blocking(move || {
@@ -452,6 +464,7 @@ pub async fn audit_once(
         results_dropped,
         writes,
         skipped_kinds,
+        hooks,
     })
 }
 
@@ -474,6 +487,7 @@ pub fn namespace_in_scope(config: &Config, namespace: &str) -> bool {
 pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventory, AuditError> {
     let mut inventory = Inventory {
         installation: install::read(client, &config.argocd_namespace).await,
+        hooks: HookInventory::new(time::OffsetDateTime::now_utc()),
         ..Inventory::default()
     };
     for kind in AUDIT_KINDS {
@@ -526,8 +540,15 @@ pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventor
             if !keep {
                 continue;
             }
+            if (kind.group == "batch" && kind.kind == "Job")
+                || (kind.group.is_empty() && kind.kind == "Pod")
+            {
+                inventory.hooks.add(kind.kind, &value);
+            }
             if kind == APPLICATIONS {
-                inventory.applications.push(value.clone());
+                let mut app = value.clone();
+                application::prune_value(&mut app, application::Keep::Index);
+                inventory.applications.push(app);
             }
             if let Ok(object) = LiveObject::from_value(value) {
                 inventory.objects.push(object);

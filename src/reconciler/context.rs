@@ -128,6 +128,8 @@ pub struct Context {
     pub leader: watch::Receiver<bool>,
     /// The request budget of the diagnosis' live reads (`--api-qps`, `--api-burst`).
     pub budget: super::budget::ApiBudget,
+    /// The hook Jobs and Pods the last audit pass listed (SG503 counts from them).
+    pub hooks: super::hooks::SharedHooks,
 }
 
 impl std::fmt::Debug for Context {

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
@@ -66,6 +66,8 @@ pub struct Reconciler {
     restored: AtomicBool,
     /// Serialises the restore (reconciles run four at a time).
     restore_lock: tokio::sync::Mutex<()>,
+    /// When this process started (SG503: syncs before it wait for the audit's inventory).
+    started: OffsetDateTime,
 }
 
 impl Reconciler {
@@ -89,6 +91,7 @@ impl Reconciler {
                 .clone()
                 .map(|state| StateStore::new(ctx.client.clone(), state, &ctx.config.field_manager)),
             restored: AtomicBool::new(false),
+            started: OffsetDateTime::now_utc(),
             restore_lock: tokio::sync::Mutex::new(()),
             ctx,
         }
@@ -236,8 +239,30 @@ impl Reconciler {
             ));
         }
 
+        let inventory = self.ctx.hooks.current.load_full();
+        let audit_runs = self.ctx.hooks.audit_running.load(Ordering::Acquire);
         match self.hooks_due(app) {
             HooksDue::No(previous) => findings.extend(previous),
+            // The audit listed every Job and Pod after this sync finished: count from that.
+            HooksDue::Yes(sync)
+                if inventory
+                    .as_ref()
+                    .and_then(|i| i.taken_at)
+                    .is_some_and(|t| t.unix_timestamp_nanos() >= sync) =>
+            {
+                let objects = inventory
+                    .as_ref()
+                    .map(|i| i.hooks_of(app))
+                    .unwrap_or_default();
+                let finding = hooks::diagnose(app, &objects, cfg.hook_threshold);
+                self.hooks_counted(app, sync, finding.clone());
+                findings.extend(finding);
+            }
+            // A sync from before this process started, with the audit about to list every Job
+            // and Pod: wait for that pass rather than list per Application (at start and on
+            // every lease won that would be two LISTs for every Application at once). Nothing is
+            // marked counted; the next reconcile after the pass counts it.
+            HooksDue::Yes(sync) if audit_runs && sync < self.started.unix_timestamp_nanos() => {}
             HooksDue::Yes(sync) => match hooks::fetch(client, &self.ctx.budget, app).await {
                 Ok(objects) => {
                     let finding = hooks::diagnose(app, &objects, cfg.hook_threshold);
@@ -332,6 +357,19 @@ fn last_finished_sync(app: &LiveApplication) -> Option<i128> {
 
 fn key(app: &LiveApplication) -> String {
     app.uid.clone().unwrap_or_else(|| app.display_name())
+}
+
+/// Drops what the diagnosis never reads from a watched Application before it is stored.
+pub fn prune_for_diagnosis(app: &mut DynamicObject) {
+    app.metadata.managed_fields = None;
+    if let Some(annotations) = app.metadata.annotations.as_mut() {
+        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
+    }
+    application::prune(
+        None,
+        app.data.get_mut("status"),
+        application::Keep::Diagnosis,
+    );
 }
 
 /// The controller's reconcile function.
@@ -443,7 +481,16 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let mut runs = Vec::new();
     for api in apis {
         let mut stop = stop_rx.clone();
-        let controller = Controller::new_with(api, watcher::Config::default(), ar.clone())
+        // The controller's own store, filled from a watch whose objects are pruned to what the
+        // diagnosis reads before they are stored (application::Keep::Diagnosis).
+        let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
+        let reader = writer.as_reader();
+        let trigger = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .modify(prune_for_diagnosis)
+            .reflect(writer)
+            .applied_objects();
+        let controller = Controller::for_stream_with(trigger, reader, ar.clone())
             .with_config(controller::Config::default().concurrency(4))
             // A follower reconciles without looking (no live reads, no Events) and requeues a
             // stuck Application only every 5 minutes: on gaining the lease, look at every
@@ -1104,6 +1151,75 @@ mod tests {
                 .encode()
                 .contains("syncguard_open_live_findings{rule=\"SG503\"} 1")
         );
+    }
+
+    #[tokio::test]
+    async fn leftover_hooks_are_counted_from_the_audits_inventory_without_a_request() {
+        let (client, mut handle) = mock_client();
+        let config = Config {
+            hook_threshold: 3,
+            ..Config::default()
+        };
+        let ctx = context(client, config, true);
+        let r = Reconciler::new(ctx.clone());
+        let app = AppBuilder::new("shop")
+            .destination("shop")
+            .finished("2026-11-30T02:00:00Z", "2026-11-30T02:01:00Z")
+            .live();
+        // The audit started but has not listed yet, and the sync is older than this process:
+        // SG503 waits for the pass (no per-Application LIST, nothing marked counted).
+        ctx.hooks.audit_running.store(true, Ordering::Release);
+        let waiting = within_2s(r.reconcile_app(&app, at("2026-11-30T02:05:00Z")))
+            .await
+            .unwrap();
+        assert!(waiting.0.is_empty());
+        assert_no_more_requests(&mut handle).await;
+        // The pass listed four left-behind hook Jobs (and a Deployment, which is not kept).
+        let mut inventory = hooks::HookInventory::new(at("2026-11-30T02:03:00Z"));
+        for d in 1..=4 {
+            inventory.add(
+                "Job",
+                &hook_job_json(&format!("smoke-{d:02}"), d, json!({}), false),
+            );
+        }
+        inventory.add(
+            "Job",
+            &json!({"metadata": {"name": "plain", "namespace": "shop"}}),
+        );
+        assert_eq!(inventory.len(), 4);
+        ctx.hooks.current.store(Some(Arc::new(inventory)));
+        let server = serve(
+            handle,
+            vec![event_post(
+                "HookAccumulation",
+                "has left 4 completed hook objects behind",
+            )],
+        );
+        let counted = within_2s(r.reconcile_app(&app, at("2026-11-30T02:06:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(counted.1, [Outcome::Emitted]);
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        // A sync newer than the pass, without an audit that will list it (--no-audit; with the
+        // audit, only syncs from before this process wait): listed for this Application.
+        ctx.hooks.audit_running.store(false, Ordering::Release);
+        let newer = AppBuilder::new("shop")
+            .destination("shop")
+            .finished("2026-11-30T03:00:00Z", "2026-11-30T03:01:00Z")
+            .live();
+        let server = serve(
+            handle,
+            vec![
+                Exchange::list("/apis/batch/v1/namespaces/shop/jobs", &[], vec![]),
+                Exchange::list("/api/v1/namespaces/shop/pods", &[], vec![]),
+            ],
+        );
+        let listed = within_2s(r.reconcile_app(&newer, at("2026-11-30T03:05:00Z")))
+            .await
+            .unwrap();
+        assert!(listed.0.is_empty(), "the hooks are gone now");
+        within_2s(server).await.unwrap();
     }
 
     #[tokio::test]

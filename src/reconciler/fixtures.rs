@@ -60,6 +60,7 @@ pub fn context(client: kube::Client, config: Config, leader: bool) -> Arc<Contex
         policies: Arc::new(arc_swap::ArcSwap::new(policies())),
         policies_fingerprint: None,
         budget,
+        hooks: crate::reconciler::hooks::SharedHooks::default(),
         leader: rx,
     })
 }

@@ -6,12 +6,13 @@
 //! leaves one more object behind. SG109 warns about the manifest; this rule counts what is
 //! actually there.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{Api, ListParams};
+use serde_json::Value;
 use time::OffsetDateTime;
 
 use super::application::LiveApplication;
@@ -181,6 +182,89 @@ pub fn from_pod(pod: &Pod, app: &LiveApplication) -> Option<HookObject> {
         return None;
     }
     hook_object("Pod", &pod.metadata, phase == "Succeeded", false)
+}
+
+/// The completed-or-not hook Jobs and bare hook Pods of the whole cluster as the last audit
+/// pass listed them (the audit lists every Job and Pod anyway, page by page), by namespace.
+/// SG503 counts from it instead of two `LIST`s per Application: at 10,000 Applications that is
+/// 20,000 requests saved on every start and every lease won.
+#[derive(Debug, Clone, Default)]
+pub struct HookInventory {
+    /// When the listing was made.
+    pub taken_at: Option<OffsetDateTime>,
+    jobs: HashMap<String, Vec<Job>>,
+    pods: HashMap<String, Vec<Pod>>,
+}
+
+impl HookInventory {
+    /// An empty inventory taken at `at`.
+    pub fn new(at: OffsetDateTime) -> Self {
+        Self {
+            taken_at: Some(at),
+            ..Self::default()
+        }
+    }
+
+    /// Keeps `value` (a listed Job or Pod as JSON) if it is a hook; other objects are dropped
+    /// unread, so the inventory holds hooks only.
+    pub fn add(&mut self, kind: &str, value: &Value) {
+        let annotations = value.pointer("/metadata/annotations");
+        let is_hook = [HOOK, HELM_HOOK]
+            .iter()
+            .any(|k| annotations.and_then(|a| a.get(*k)).is_some());
+        let Some(ns) = value.pointer("/metadata/namespace").and_then(Value::as_str) else {
+            return;
+        };
+        if !is_hook {
+            return;
+        }
+        match kind {
+            "Job" => {
+                if let Ok(job) = serde_json::from_value::<Job>(value.clone()) {
+                    self.jobs.entry(ns.to_string()).or_default().push(job);
+                }
+            }
+            "Pod" => {
+                if let Ok(pod) = serde_json::from_value::<Pod>(value.clone()) {
+                    self.pods.entry(ns.to_string()).or_default().push(pod);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The completed hooks of `app`, as [`fetch`] would return them.
+    pub fn hooks_of(&self, app: &LiveApplication) -> Vec<HookObject> {
+        let mut out = Vec::new();
+        for ns in namespaces(app) {
+            let jobs = self.jobs.get(&ns).into_iter().flatten();
+            out.extend(jobs.filter_map(|j| from_job(j, app)));
+            let pods = self.pods.get(&ns).into_iter().flatten();
+            out.extend(pods.filter_map(|p| from_pod(p, app)));
+        }
+        out
+    }
+
+    /// Number of hook objects held.
+    pub fn len(&self) -> usize {
+        self.jobs.values().map(Vec::len).sum::<usize>()
+            + self.pods.values().map(Vec::len).sum::<usize>()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// The latest [`HookInventory`], shared by the audit (writer) and the controller (reader).
+#[derive(Debug, Default)]
+pub struct SharedHooks {
+    /// The last audit pass's inventory.
+    pub current: arc_swap::ArcSwapOption<HookInventory>,
+    /// Set by the audit task when it starts: SG503 may then wait for its first pass instead of
+    /// listing per Application.
+    pub audit_running: std::sync::atomic::AtomicBool,
 }
 
 /// Lists Jobs and Pods in each of the app's hook namespaces (two `LIST`s per namespace) and

@@ -30,7 +30,7 @@ use kube::runtime::{WatchStreamExt as _, watcher};
 use super::context::{AppContext, AppObjects};
 use crate::evaluate::PreparedSet;
 use crate::model::Resource;
-use crate::reconciler::application::{GROUP, KIND, VERSION};
+use crate::reconciler::application::{self, GROUP, KIND, VERSION};
 use crate::reconciler::install::{self, Installation};
 use crate::reconciler::live::{AppEntry, AppIndex};
 
@@ -337,9 +337,7 @@ pub fn prune_for_index(app: &mut DynamicObject) {
     if let Some(annotations) = app.metadata.annotations.as_mut() {
         annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
     }
-    if let Some(status) = app.data.get_mut("status").and_then(|s| s.as_object_mut()) {
-        status.retain(|k, _| matches!(k.as_str(), "resources" | "sync" | "health"));
-    }
+    application::prune(None, app.data.get_mut("status"), application::Keep::Index);
 }
 
 /// Re-reads the Argo CD installation every [`INSTALL_REFRESH`]; a release or configuration
