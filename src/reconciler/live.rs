@@ -184,8 +184,6 @@ pub struct AppEntry {
     pub live: LiveApplication,
     /// The Application object itself (spec only), for the pipeline's app settings.
     pub application: Resource,
-    /// Stand-ins for every non-hook entry of `status.resources`, in that order.
-    pub stand_ins: Arc<[Resource]>,
     /// Every object `status.resources` lists (hooks included).
     pub members: HashSet<ObjectKey>,
 }
@@ -195,18 +193,23 @@ impl AppEntry {
     pub fn from_value(app: &Value) -> Option<Self> {
         let live = LiveApplication::from_value(app)?;
         let application = application_resource(app)?;
-        let stand_ins: Arc<[Resource]> = live
-            .resources
-            .iter()
-            .filter_map(|s| stand_in(&live.name, s))
-            .collect();
         let members = live.resources.iter().map(status_key).collect();
         Some(Self {
             live,
             application,
-            stand_ins,
             members,
         })
+    }
+
+    /// Stand-ins for every non-hook entry of `status.resources`, in that order. Built when asked
+    /// (an admission set, an audit group), not kept: at 10,000 Applications x 50 resources the
+    /// kept stand-ins were half of the webhook cache's memory.
+    pub fn stand_ins(&self) -> Vec<Resource> {
+        self.live
+            .resources
+            .iter()
+            .filter_map(|s| stand_in(&self.live.name, s))
+            .collect()
     }
 
     /// The Application's objects as an admission context (`serve --cluster`): every stand-in
@@ -214,11 +217,9 @@ impl AppEntry {
     /// that an untracked admitted object (found through `status.resources`) meets them in the
     /// same group.
     pub fn admission_set(&self, tracked: bool) -> PreparedSet {
-        let mut objects: Vec<Resource> = Vec::with_capacity(self.stand_ins.len() + 1);
-        if tracked {
-            objects.extend(self.stand_ins.iter().cloned());
-        } else {
-            objects.extend(self.stand_ins.iter().map(without_tracking));
+        let mut objects = self.stand_ins();
+        if !tracked {
+            objects = objects.iter().map(without_tracking).collect();
         }
         objects.push(self.application.clone());
         PreparedSet::new(objects)
@@ -227,11 +228,9 @@ impl AppEntry {
     /// Stand-ins for the entries of `status.resources` that `known` does not already cover (the
     /// audit lists many kinds itself; a live object beats a stand-in).
     pub fn stand_ins_except(&self, known: impl Fn(&ObjectKey) -> bool) -> Vec<Resource> {
-        self.stand_ins
-            .iter()
-            .filter(|r| !known(&key_of(r)))
-            .cloned()
-            .collect()
+        let mut all = self.stand_ins();
+        all.retain(|r| !known(&key_of(r)));
+        all
     }
 }
 
@@ -573,7 +572,7 @@ pub(crate) mod tests {
         assert!(!owner.tracked);
         let adopted = adopt(&listed, "orders");
         assert_eq!(SyncFacts::of(&adopted).tracking.app_name(), Some("orders"));
-        let es = &owner.entry.stand_ins[0];
+        let es = &owner.entry.stand_ins()[0];
         assert!(
             SyncFacts::of(&without_tracking(es))
                 .tracking

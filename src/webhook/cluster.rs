@@ -468,7 +468,7 @@ mod tests {
         // What the index reads is unchanged.
         let after = AppEntry::from_value(&value).unwrap();
         assert_eq!(after.live.resources, before.live.resources);
-        assert_eq!(after.stand_ins.len(), before.stand_ins.len());
+        assert_eq!(after.stand_ins().len(), before.stand_ins().len());
         assert_eq!(
             after.application.raw["spec"],
             before.application.raw["spec"]
