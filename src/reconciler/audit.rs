@@ -546,9 +546,8 @@ pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventor
                 inventory.hooks.add(kind.kind, &value);
             }
             if kind == APPLICATIONS {
-                let mut app = value.clone();
-                application::prune_value(&mut app, application::Keep::Index);
-                inventory.applications.push(app);
+                // Already pruned page by page (list_kind); the object view drops the status.
+                inventory.applications.push(value.clone());
             }
             if let Ok(object) = LiveObject::from_value(value) {
                 inventory.objects.push(object);
@@ -587,6 +586,12 @@ async fn list_kind(
                 if let Some(obj) = value.as_object_mut() {
                     obj.insert("apiVersion".into(), Value::from(kind.api_version()));
                     obj.insert("kind".into(), Value::from(kind.kind));
+                }
+                // Applications are most of the listed bytes at scale (20 KiB each with
+                // history and sync results); keep only what the index reads, page by page,
+                // so a pass never holds every full Application at once.
+                if *kind == APPLICATIONS {
+                    application::prune_value(&mut value, application::Keep::Index);
                 }
                 Some(value)
             }));
