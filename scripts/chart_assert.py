@@ -270,9 +270,20 @@ def check_render(args):
             problem(f"reconciler ClusterRole may {verb} {g or 'core'}/{res}: only Events and PolicyReports")
     if any(t[1] == "*" or t[2] == "*" or t[0] == "*" for t in rec):
         problem("reconciler ClusterRole uses a wildcard")
-    lease = rules_of("Role", "-reconciler")
-    if {t[0] for t in lease} != {"coordination.k8s.io"}:
-        problem("reconciler Role must only cover leases")
+    # In the release namespace: the Lease, and the loop state ConfigMap next to it (by name,
+    # except create, which RBAC cannot limit to a name).
+    own = rules_of("Role", "-reconciler")
+    if {(t[0], t[1]) for t in own} != {("coordination.k8s.io", "leases"), ("", "configmaps")}:
+        problem(f"reconciler Role covers {sorted({(t[0], t[1]) for t in own})}: only leases and the state ConfigMap")
+    role = one(docs, "Role", "-reconciler") or {}
+    for rule in role.get("rules", []):
+        if rule["resources"] != ["configmaps"]:
+            continue
+        names = rule.get("resourceNames") or []
+        if set(rule["verbs"]) - {"create"} and not (names and all(n.endswith("-state") for n in names)):
+            problem(f"reconciler Role: {rule['verbs']} on configmaps must name the state ConfigMap (<lease>-state)")
+        if "delete" in rule["verbs"] or "list" in rule["verbs"]:
+            problem("reconciler Role: configmaps get/create/update/patch only")
 
     # --- the policy ConfigMaps (parts of one directory, mounted through a projected volume) ---
     cms = [o for o in by_kind(docs, "ConfigMap") if "-policies-" in o["metadata"]["name"]]
