@@ -1151,6 +1151,7 @@ scenario_reconciler_leader_handover() {
     loop_app_create "$app"
     rec_start a2 --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$a" --loop-syncs 2
     wait_for "Lease $lease held by $a" 20 lease_holder_is "$lease" "$a"
+    rec_swept a2
     loop_flip a2 "$app"
     loop_flip a2 "$app"
     wait_for "the loop state of $app with 2 flips" 25 loop_state_flips_are "$lease-state" "$app" 2
@@ -1159,6 +1160,7 @@ scenario_reconciler_leader_handover() {
     rec_stop a2
     wait_for "Lease $lease held by $b" 20 lease_holder_is "$lease" "$b"
     wait_for "b to write after the hand-over" 15 rec_metric_at_least b2 syncguard_leader 1
+    rec_swept b2
     loop_flip b2 "$app"
     wait_for "a SyncLoop Event on argocd/$app" 20 loop_event_count_is "$app" 1
     assert_contains "SyncLoop note" "$(loop_events "$app" | jq -r '.[0].message')" "turned from Synced to OutOfSync 3 times"
@@ -1207,6 +1209,21 @@ loop_flip() {
     done
 }
 
+# rec_swept REC: waits until reconciler REC's reconciles have settled (the count unchanged for
+# 2 s, at most 30 s): the sweep on start and on winning the Lease reconciles every Application,
+# and until it is over a reconcile count going up says nothing about the Application a
+# scenario just changed.
+rec_swept() {
+    local prev=-1 cur stable=0 deadline=$((SECONDS + 30))
+    while ((stable < 2)); do
+        ((SECONDS < deadline)) || fail "reconciler $1 kept reconciling for 30 s"
+        cur="$(rec_metric "$1" 'syncguard_application_reconciles_total{outcome="ok"}')"
+        if [[ "$cur" == "$prev" ]]; then stable=$((stable + 1)); else stable=0; fi
+        prev="$cur"
+        sleep 1
+    done
+}
+
 # loop_state_flips_are CONFIGMAP APP N: the persisted loop state holds N flips for argocd/APP.
 loop_state_flips_are() {
     [[ "$(k get configmap "$1" -n syncguard -o json 2>/dev/null | jq -r --arg app "argocd/$2" \
@@ -1230,6 +1247,7 @@ scenario_reconciler_restart_persistence() {
     local opts=(--no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$id" --loop-syncs 2)
     rec_start r1 "${opts[@]}"
     wait_for "the StuckSync Event from $id" 20 stuck_event_count_is "$id" 1
+    rec_swept r1
     loop_flip r1 "$app"
     loop_flip r1 "$app"
     wait_for "the loop state of $app with 2 flips" 25 loop_state_flips_are "$lease-state" "$app" 2
@@ -1242,6 +1260,7 @@ scenario_reconciler_restart_persistence() {
     assert_eq "StuckSync Events after the restart" 1 "$(stuck_events "$id" | jq length)"
     assert_eq "open SG501 findings after the restart" 1 "$(rec_metric r2 'syncguard_open_live_findings{rule="SG501"}')"
     log "ok: the restart did not announce the stuck sync again"
+    rec_swept r2
     loop_flip r2 "$app"
     wait_for "a SyncLoop Event on argocd/$app" 20 loop_event_count_is "$app" 1
     assert_contains "SyncLoop note" "$(loop_events "$app" | jq -r '.[0].message')" "turned from Synced to OutOfSync 3 times"
