@@ -28,6 +28,7 @@ pub mod command;
 pub mod determinism;
 pub mod evaluate;
 pub mod finding;
+pub mod kube_client;
 pub mod manifest;
 pub mod metrics;
 pub mod model;

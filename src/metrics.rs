@@ -244,6 +244,13 @@ pub struct RuleLabels {
     pub rule: String,
 }
 
+/// Labels of the sync status changes: the status an Application turned to.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StatusLabels {
+    /// `Synced`, `OutOfSync` or `Unknown` (any other status Argo CD reports).
+    pub to: &'static str,
+}
+
 /// Labels of reconciler metrics split by outcome.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OutcomeLabels {
@@ -286,6 +293,9 @@ pub struct ReconcilerMetrics {
     pub report_results_dropped: Gauge,
     /// Writes of the loop state ConfigMap: `applied`, `failed`.
     pub state_writes: Family<OutcomeLabels, Counter>,
+    /// Sync status changes the reconciler saw, by the status turned to (a loop is a stream
+    /// of `OutOfSync` after `Synced`; see [`crate::reconciler::sync_loop`]).
+    pub status_changes: Family<StatusLabels, Counter>,
     /// 1 while this replica holds the leader Lease.
     pub leader: Gauge,
     /// 1 when the Application watch has synced and the policies are loaded.
@@ -368,6 +378,12 @@ impl ReconcilerMetrics {
             "Writes of the reconciler's loop state ConfigMap: applied or failed",
             state_writes.clone(),
         );
+        let status_changes = Family::<StatusLabels, Counter>::default();
+        registry.register(
+            "sync_status_changes",
+            "Changes of an Application's sync status seen between two reconciles, by the status turned to",
+            status_changes.clone(),
+        );
         let leader = Gauge::default();
         registry.register(
             "leader",
@@ -394,6 +410,7 @@ impl ReconcilerMetrics {
             report_writes,
             report_results_dropped,
             state_writes,
+            status_changes,
             leader,
             ready,
         }

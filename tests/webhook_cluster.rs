@@ -6,13 +6,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use kube::api::DynamicObject;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher::Event;
 use serde_json::{Value, json};
 use syncguard::metrics::Metrics;
 use syncguard::policy::builtin::PolicySource;
-use syncguard::webhook::cluster::application_api_resource;
+use syncguard::webhook::cluster::IndexedApplication;
 use syncguard::webhook::{
     AppContext, ClusterContext, Endpoint, ReviewOptions, State, handle_review, load_policies,
 };
@@ -58,14 +57,14 @@ impl App {
         self
     }
 
-    fn object(self) -> DynamicObject {
+    fn object(self) -> IndexedApplication {
         serde_json::from_value(self.value).unwrap()
     }
 }
 
 /// A cache whose watch delivered `apps` and completed its first list (when `synced`).
-fn cache(apps: Vec<DynamicObject>, synced: bool) -> ClusterContext {
-    let mut writer = Writer::new(application_api_resource());
+fn cache(apps: Vec<IndexedApplication>, synced: bool) -> ClusterContext {
+    let mut writer = Writer::default();
     let ctx = ClusterContext::new(vec![writer.as_reader()]);
     writer.apply_watcher_event(&Event::Init);
     for app in apps {

@@ -203,8 +203,19 @@ pub fn prune(
         if let Some(Value::Object(operation)) = op.get_mut("operation") {
             operation.retain(|k, _| k == "initiatedBy");
         }
+        let finished = !matches!(
+            op.get("phase").and_then(Value::as_str),
+            Some("Running" | "Terminating") | None
+        );
         if let Some(Value::Object(result)) = op.get_mut("syncResult") {
             result.retain(|k, _| k == "revision" || k == "resources");
+            // Of a finished operation only the hooks' results are read (where the hooks ran,
+            // for SG503); the per-object results of a 50-resource sync are most of a
+            // diagnosis entry's memory otherwise. A running operation keeps them all (SG501
+            // names the object it waits for).
+            if finished && let Some(Value::Array(resources)) = result.get_mut("resources") {
+                resources.retain(|r| r.get("hookType").is_some_and(|t| !t.is_null()));
+            }
         }
     }
 }
@@ -458,6 +469,38 @@ mod tests {
                 && index.pointer("/status/history").is_none()
         );
         assert_eq!(index["spec"], full["spec"]);
+    }
+
+    #[test]
+    fn a_finished_operation_keeps_only_the_results_of_its_hooks() {
+        let result = |kind: &str, name: &str, hook: Option<&str>| {
+            json!({"group": "", "version": "v1", "kind": kind, "namespace": "shop", "name": name,
+                   "hookType": hook, "hookPhase": "Succeeded", "status": "Synced"})
+        };
+        let app = |phase: &str| {
+            json!({
+                "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                "metadata": {"name": "shop", "namespace": "argocd"},
+                "status": {"operationState": {"phase": phase, "syncResult": {"resources": [
+                    result("ConfigMap", "cfg", None),
+                    result("Pod", "migrate", Some("PreSync")),
+                    result("Service", "web", None)]}}}
+            })
+        };
+        let names = |mut v: Value| {
+            prune_value(&mut v, Keep::Diagnosis);
+            let live = LiveApplication::from_value(&v).unwrap();
+            live.operation
+                .unwrap()
+                .results
+                .into_iter()
+                .map(|r| r.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(app("Succeeded")), ["migrate"]);
+        assert_eq!(names(app("Failed")), ["migrate"]);
+        assert_eq!(names(app("Running")), ["cfg", "migrate", "web"]);
+        assert_eq!(names(app("Terminating")), ["cfg", "migrate", "web"]);
     }
 
     use super::*;

@@ -41,7 +41,7 @@ use super::application;
 use super::context::{Config, Context};
 use super::hooks::HookInventory;
 use super::install::{self, Installation};
-use super::live::{AppIndex, LiveObject, adopt, key_of};
+use super::live::{AppEntry, AppIndex, LiveObject, adopt, key_of};
 use super::report::{ReportError, WriteSummary, write_reports};
 use crate::evaluate::{EvaluateOptions, Source, build_inputs};
 use crate::finding::{Finding, ResourceRef, Status};
@@ -210,8 +210,9 @@ impl AuditError {
 pub struct Inventory {
     /// Every listed object (Applications included).
     pub objects: Vec<LiveObject>,
-    /// The Applications as served (with status), for the [`AppIndex`].
-    pub applications: Vec<Value>,
+    /// The Applications, read for the [`AppIndex`] as they were listed (one typed view each;
+    /// the JSON is not kept).
+    pub applications: Vec<Arc<AppEntry>>,
     /// Kinds skipped because the API server does not serve them (`plural.group`).
     pub skipped_kinds: Vec<String>,
     /// The Argo CD release and configuration read from the cluster.
@@ -545,9 +546,11 @@ pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventor
             {
                 inventory.hooks.add(kind.kind, &value);
             }
-            if kind == APPLICATIONS {
+            if kind == APPLICATIONS
+                && let Some(entry) = AppEntry::from_value(&value)
+            {
                 // Already pruned page by page (list_kind); the object view drops the status.
-                inventory.applications.push(value.clone());
+                inventory.applications.push(Arc::new(entry));
             }
             if let Ok(object) = LiveObject::from_value(value) {
                 inventory.objects.push(object);
@@ -621,7 +624,7 @@ pub fn evaluate_inventory(
     config: &Config,
     policies: &PolicySet,
 ) -> Evaluation {
-    let index = AppIndex::build(inventory.applications.iter());
+    let index = AppIndex::from_entries(inventory.applications.clone());
     // config.yaml pins the release when it names one; else the cluster's controller says.
     let argocd = policies
         .config()

@@ -1,6 +1,6 @@
-//! The Application controller: a kube-runtime `Controller` over Argo CD Applications (as
-//! `DynamicObject`s — Argo CD's CRD is not in k8s-openapi) that runs SG501–SG503 on every
-//! change and reports through [`Emitter`].
+//! The Application controller: a kube-runtime `Controller` over Argo CD Applications (read once
+//! per change into the typed [`CachedApplication`] view, see [`super::cached`]) that runs
+//! SG501–SG503 on every change and reports through [`Emitter`].
 //!
 //! Every replica watches and feeds the [`LoopTracker`] (so a new leader knows the recent syncs
 //! at once); only the leader fetches live objects and writes Events, so followers cost the API
@@ -13,13 +13,14 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::Api;
 use kube::runtime::controller::{self, Action, Controller};
 use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
-use super::application::{self, LiveApplication};
+use super::application::LiveApplication;
+use super::cached::{CachedApplication, ForDiagnosis};
 use super::context::Context;
 use super::diagnosis::LiveFinding;
 use super::error::{Error, Result};
@@ -27,7 +28,7 @@ use super::events::{Emitter, Outcome};
 use super::state::{self, StateStore};
 use super::sync_loop::LoopTracker;
 use super::{hooks, stuck, sync_loop};
-use crate::metrics::ReconcilerMetrics;
+use crate::metrics::{ReconcilerMetrics, StatusLabels};
 
 /// While an operation is stuck, re-diagnose this often even without Application changes (pod
 /// states change without touching the Application).
@@ -184,6 +185,16 @@ impl Reconciler {
             self.ensure_restored(now).await;
         }
         let evidence = self.loops.observe(app, now);
+        tracing::debug!(app = %app.display_name(), status = ?app.sync_status,
+            flips = evidence.flips, syncs = evidence.syncs, turned_to = ?evidence.turned_to,
+            "sync status observed");
+        if let Some(to) = evidence.turned_to {
+            self.ctx
+                .metrics
+                .status_changes
+                .get_or_create(&StatusLabels { to })
+                .inc();
+        }
         let until_stuck = stuck::time_to_threshold(app, now, cfg.stuck_after);
         let action = match until_stuck {
             // Wake up just after the operation crosses the threshold.
@@ -359,37 +370,16 @@ fn key(app: &LiveApplication) -> String {
     app.uid.clone().unwrap_or_else(|| app.display_name())
 }
 
-/// Drops what the diagnosis never reads from a watched Application before it is stored.
-pub fn prune_for_diagnosis(app: &mut DynamicObject) {
-    app.metadata.managed_fields = None;
-    if let Some(annotations) = app.metadata.annotations.as_mut() {
-        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
-    }
-    application::prune(
-        None,
-        app.data.get_mut("status"),
-        application::Keep::Diagnosis,
-    );
-}
+/// An Application as the controller's store keeps it: what the diagnosis reads.
+pub type WatchedApplication = CachedApplication<ForDiagnosis>;
 
 /// The controller's reconcile function.
-pub async fn reconcile(obj: Arc<DynamicObject>, r: Arc<Reconciler>) -> Result<Action> {
+pub async fn reconcile(obj: Arc<WatchedApplication>, r: Arc<Reconciler>) -> Result<Action> {
     let started = Instant::now();
-    let mut value = serde_json::to_value(&*obj).map_err(|source| Error::Serialization {
-        what: "an Application",
-        source,
-    })?;
-    // List responses may omit an item's apiVersion/kind; the watch is over Applications only.
-    if let Some(map) = value.as_object_mut() {
-        map.entry("apiVersion")
-            .or_insert_with(|| format!("{}/{}", application::GROUP, application::VERSION).into());
-        map.entry("kind")
-            .or_insert_with(|| application::KIND.into());
-    }
-    let Some(app) = LiveApplication::from_value(&value) else {
+    let Some(app) = obj.live() else {
         return Ok(Action::await_change());
     };
-    let result = r.reconcile_app(&app, OffsetDateTime::now_utc()).await;
+    let result = r.reconcile_app(app, OffsetDateTime::now_utc()).await;
     let metrics = &r.ctx.metrics;
     metrics
         .reconcile_seconds
@@ -397,7 +387,7 @@ pub async fn reconcile(obj: Arc<DynamicObject>, r: Arc<Reconciler>) -> Result<Ac
     match result {
         Ok((_, _, action)) => {
             ReconcilerMetrics::count(&metrics.reconciles, "ok");
-            r.succeeded(&key(&app));
+            r.succeeded(&key(app));
             Ok(action)
         }
         Err(e) => {
@@ -409,13 +399,14 @@ pub async fn reconcile(obj: Arc<DynamicObject>, r: Arc<Reconciler>) -> Result<Ac
 
 /// Retries a failed reconcile with exponential backoff per Application (5 s, 10 s, ... 5 min),
 /// so a forbidden namespace or a flapping API server is not hammered.
-pub fn error_policy(obj: Arc<DynamicObject>, error: &Error, r: Arc<Reconciler>) -> Action {
+pub fn error_policy(obj: Arc<WatchedApplication>, error: &Error, r: Arc<Reconciler>) -> Action {
+    let meta = kube::Resource::meta(obj.as_ref());
     let name = format!(
         "{}/{}",
-        obj.metadata.namespace.as_deref().unwrap_or_default(),
-        obj.metadata.name.as_deref().unwrap_or_default()
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
     );
-    let app_key = obj.metadata.uid.clone().unwrap_or_else(|| name.clone());
+    let app_key = meta.uid.clone().unwrap_or_else(|| name.clone());
     let n = r.failed(&app_key);
     let delay = backoff(n);
     tracing::warn!(app = %name, error = %error, reason = error.metric_label(), retry_in = ?delay,
@@ -429,15 +420,6 @@ pub fn backoff(n: u32) -> Duration {
     first
         .checked_mul(2u32.saturating_pow(n.saturating_sub(1)))
         .map_or(cap, |d| d.min(cap))
-}
-
-/// The `ApiResource` of Argo CD Applications.
-pub fn application_resource() -> ApiResource {
-    ApiResource::from_gvk(&GroupVersionKind::gvk(
-        application::GROUP,
-        application::VERSION,
-        application::KIND,
-    ))
 }
 
 /// One item each time `leader` turns from `false` to `true` (not for the initial value: the
@@ -460,14 +442,13 @@ pub fn leadership_gained(
 /// once every watch has listed its Applications.
 pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
     let reconciler = Arc::new(Reconciler::new(ctx.clone()));
-    let ar = application_resource();
-    let apis: Vec<Api<DynamicObject>> = if ctx.config.app_namespaces.is_empty() {
-        vec![Api::all_with(ctx.client.clone(), &ar)]
+    let apis: Vec<Api<WatchedApplication>> = if ctx.config.app_namespaces.is_empty() {
+        vec![Api::all(ctx.client.clone())]
     } else {
         ctx.config
             .app_namespaces
             .iter()
-            .map(|ns| Api::namespaced_with(ctx.client.clone(), ns, &ar))
+            .map(|ns| Api::namespaced(ctx.client.clone(), ns))
             .collect()
     };
     let (stop_tx, stop_rx) = watch::channel(false);
@@ -481,16 +462,15 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
     let mut runs = Vec::new();
     for api in apis {
         let mut stop = stop_rx.clone();
-        // The controller's own store, filled from a watch whose objects are pruned to what the
-        // diagnosis reads before they are stored (application::Keep::Diagnosis).
-        let writer = reflector::store::Writer::<DynamicObject>::new(ar.clone());
+        // The controller's own store, filled from a watch whose objects are read into what the
+        // diagnosis needs as they arrive (super::cached).
+        let writer = reflector::store::Writer::<WatchedApplication>::default();
         let reader = writer.as_reader();
         let trigger = watcher(api, watcher::Config::default())
             .default_backoff()
-            .modify(prune_for_diagnosis)
             .reflect(writer)
             .applied_objects();
-        let controller = Controller::for_stream_with(trigger, reader, ar.clone())
+        let controller = Controller::for_stream(trigger, reader)
             .with_config(controller::Config::default().concurrency(4))
             // A follower reconciles without looking (no live reads, no Events) and requeues a
             // stuck Application only every 5 minutes: on gaining the lease, look at every
@@ -545,11 +525,12 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
                     .iter()
                     .flat_map(|s| s.state())
                     .map(|o| {
-                        o.metadata.uid.clone().unwrap_or_else(|| {
+                        let meta = kube::Resource::meta(o.as_ref());
+                        meta.uid.clone().unwrap_or_else(|| {
                             format!(
                                 "{}/{}",
-                                o.metadata.namespace.as_deref().unwrap_or_default(),
-                                o.metadata.name.as_deref().unwrap_or_default()
+                                meta.namespace.as_deref().unwrap_or_default(),
+                                meta.name.as_deref().unwrap_or_default()
                             )
                         })
                     })
@@ -917,7 +898,7 @@ mod tests {
         let (client, mut handle) = mock_client();
         let r = Arc::new(Reconciler::new(context(client, Config::default(), false)));
         // Through the controller's entry point, as kube-runtime calls it.
-        let action = within_2s(reconcile(Arc::new(seed_app().dynamic()), r.clone()))
+        let action = within_2s(reconcile(Arc::new(seed_app().watched()), r.clone()))
             .await
             .unwrap();
         assert_eq!(
@@ -929,6 +910,27 @@ mod tests {
         let metrics = r.ctx.metrics.encode();
         assert!(metrics.contains("syncguard_application_reconciles_total{outcome=\"ok\"} 1"));
         assert!(!metrics.contains("syncguard_events_total{"), "{metrics}");
+    }
+
+    #[tokio::test]
+    async fn every_sync_status_change_is_counted_by_the_status_turned_to_even_on_a_follower() {
+        let (client, mut handle) = mock_client();
+        let r = Reconciler::new(context(client, Config::default(), false));
+        let t = at("2026-11-30T02:10:00Z");
+        for status in ["Synced", "OutOfSync", "OutOfSync", "Synced", "OutOfSync"] {
+            let app = AppBuilder::new("web").sync_status(status).live();
+            within_2s(r.reconcile_app(&app, t)).await.unwrap();
+        }
+        assert_no_more_requests(&mut handle).await;
+        let metrics = r.ctx.metrics.encode();
+        assert!(
+            metrics.contains("syncguard_sync_status_changes_total{to=\"OutOfSync\"} 2"),
+            "{metrics}"
+        );
+        assert!(
+            metrics.contains("syncguard_sync_status_changes_total{to=\"Synced\"} 1"),
+            "{metrics}"
+        );
     }
 
     #[tokio::test]

@@ -467,8 +467,8 @@ impl AppBuilder {
         self.value.clone()
     }
 
-    /// The object as a `DynamicObject` (what the controller receives).
-    pub fn dynamic(&self) -> kube::core::DynamicObject {
+    /// The object as the controller's store keeps it (what the controller receives).
+    pub fn watched(&self) -> crate::reconciler::controller::WatchedApplication {
         serde_json::from_value(self.value.clone()).unwrap()
     }
 

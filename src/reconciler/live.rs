@@ -16,7 +16,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -184,8 +184,6 @@ pub struct AppEntry {
     pub live: LiveApplication,
     /// The Application object itself (spec only), for the pipeline's app settings.
     pub application: Resource,
-    /// Every object `status.resources` lists (hooks included).
-    pub members: HashSet<ObjectKey>,
 }
 
 impl AppEntry {
@@ -193,11 +191,18 @@ impl AppEntry {
     pub fn from_value(app: &Value) -> Option<Self> {
         let live = LiveApplication::from_value(app)?;
         let application = application_resource(app)?;
-        let members = live.resources.iter().map(status_key).collect();
-        Some(Self {
-            live,
-            application,
-            members,
+        Some(Self { live, application })
+    }
+
+    /// Whether `status.resources` lists the object (hooks included). A scan of the entries,
+    /// not a set: it runs only to confirm an index hit, and a set of keys per Application was
+    /// a fifth of the cache's memory at 10,000 Applications.
+    pub fn lists(&self, key: &ObjectKey) -> bool {
+        self.live.resources.iter().any(|s| {
+            s.name == key.name
+                && s.namespace == key.namespace
+                && s.kind == key.kind
+                && s.group == key.group
         })
     }
 
@@ -246,7 +251,7 @@ pub struct AppIndex {
     by_name: HashMap<String, Vec<usize>>,
     /// Hash of a listed object's identity → the Applications listing an object with that hash,
     /// in index order. Keyed by a hash rather than the identity so that a rebuild copies no
-    /// strings; a lookup confirms the match in the entry's own `members`.
+    /// strings; a lookup confirms the match with [`AppEntry::lists`].
     by_member: HashMap<u64, Vec<usize>>,
 }
 
@@ -345,7 +350,7 @@ impl AppIndex {
             ))?
             .iter()
             .filter_map(|&i| self.apps.get(i))
-            .find(|e| e.members.contains(key))
+            .find(|e| e.lists(key))
     }
 
     /// The owning Application of `object`: by its tracking id, else its instance label, else by

@@ -33,6 +33,7 @@
 pub mod application;
 pub mod audit;
 pub mod budget;
+pub mod cached;
 pub mod context;
 pub mod controller;
 pub mod diagnosis;

@@ -48,7 +48,9 @@ pub async fn run(
     extra: Vec<ExtraTask>,
 ) -> Result<()> {
     validate(&config)?;
-    let client = kube::Client::try_default().await.map_err(Error::Client)?;
+    let client = crate::kube_client::client("reconcile")
+        .await
+        .map_err(Error::Client)?;
     run_with_client(client, config, shutdown, extra).await
 }
 

@@ -47,6 +47,9 @@ pub struct LoopEvidence {
     pub syncs: usize,
     /// Synced → OutOfSync transitions while Synced to the same revision.
     pub flips: usize,
+    /// The sync status this observation changed to (`Synced`, `OutOfSync`, `Unknown` for any
+    /// other), when it differs from the one seen before; `None` on the first observation.
+    pub turned_to: Option<&'static str>,
 }
 
 impl LoopEvidence {
@@ -158,6 +161,14 @@ impl LoopTracker {
         {
             entry.flips.push_back((now, app.sync_revision.clone()));
         }
+        let turned_to = match (&entry.last_status, &status) {
+            (Some(before), Some(after)) if before != after => Some(match after.as_str() {
+                "Synced" => "Synced",
+                "OutOfSync" => "OutOfSync",
+                _ => "Unknown",
+            }),
+            _ => None,
+        };
         if status.is_some() {
             entry.last_status = status;
         }
@@ -198,6 +209,7 @@ impl LoopTracker {
         LoopEvidence {
             syncs: most_per_revision(entry.syncs.values().map(|(_, r)| r)),
             flips: most_per_revision(entry.flips.iter().map(|(_, r)| r)),
+            turned_to,
         }
     }
 
@@ -262,19 +274,24 @@ impl LoopTracker {
             }
             let entry = entries.entry(key.clone()).or_default();
             let cutoff = entry.first_seen;
-            for (t, rev) in &p.flips {
-                let Ok(t) = OffsetDateTime::from_unix_timestamp(*t) else {
+            // Flips already held (from an import earlier in this process), counted per
+            // (second, revision): the state keeps whole seconds, and a fast loop flips twice
+            // within one, so a persisted flip is a duplicate only while an equal one held here
+            // is not yet matched.
+            let mut held: HashMap<(i64, Option<String>), usize> = HashMap::new();
+            for (t, r) in &entry.flips {
+                *held.entry((t.unix_timestamp(), r.clone())).or_default() += 1;
+            }
+            for (secs, rev) in &p.flips {
+                let Ok(t) = OffsetDateTime::from_unix_timestamp(*secs) else {
                     continue;
                 };
                 if t < since || cutoff.is_some_and(|c| t >= c) {
                     continue;
                 }
-                let seen = entry
-                    .flips
-                    .iter()
-                    .any(|(have, r)| have.unix_timestamp() == t.unix_timestamp() && r == rev);
-                if !seen {
-                    entry.flips.push_back((t, rev.clone()));
+                match held.get_mut(&(*secs, rev.clone())) {
+                    Some(n) if *n > 0 => *n -= 1,
+                    _ => entry.flips.push_back((t, rev.clone())),
                 }
             }
             entry.flips.make_contiguous().sort_by_key(|(t, _)| *t);
@@ -312,6 +329,8 @@ impl LoopTracker {
             if entry.display.is_empty() {
                 entry.display.clone_from(&p.app);
             }
+            tracing::debug!(app = %entry.display, persisted = p.flips.len(),
+                flips = entry.flips.len(), cutoff = ?cutoff, "loop state imported");
             if entry.last_seen.is_none() {
                 entry.last_seen = OffsetDateTime::from_unix_timestamp(p.last_seen).ok();
             }
@@ -914,6 +933,22 @@ mod tests {
         assert_eq!(tracker.observe(&out, t + Duration::from_secs(900)).flips, 0);
     }
 
+    #[test]
+    fn each_change_of_sync_status_is_reported_once_and_an_unchanged_status_not_at_all() {
+        let tracker = LoopTracker::new(Duration::from_secs(600));
+        let t = at("2026-11-30T02:00:00Z");
+        let seen = |status: &str| {
+            let app = AppBuilder::new("a").sync_status(status).live();
+            tracker.observe(&app, t).turned_to
+        };
+        assert_eq!(seen("Synced"), None, "the first observation is no change");
+        assert_eq!(seen("Synced"), None);
+        assert_eq!(seen("OutOfSync"), Some("OutOfSync"));
+        assert_eq!(seen("OutOfSync"), None);
+        assert_eq!(seen("Synced"), Some("Synced"));
+        assert_eq!(seen("Unknown"), Some("Unknown"));
+    }
+
     /// Flips `n` times (Synced → OutOfSync) from `t`, a minute apart; returns the time after.
     fn flip(tracker: &LoopTracker, name: &str, n: usize, mut t: OffsetDateTime) -> OffsetDateTime {
         let synced = AppBuilder::new(name).sync_status("Synced").live();
@@ -983,6 +1018,31 @@ mod tests {
     }
 
     #[test]
+    fn flips_within_one_second_are_all_carried_over_and_a_second_import_adds_none() {
+        let t0 = at("2026-11-30T02:00:00Z");
+        let before = LoopTracker::new(Duration::from_secs(600));
+        let synced = AppBuilder::new("fast").sync_status("Synced").live();
+        let out = AppBuilder::new("fast").sync_status("OutOfSync").live();
+        // Two flips 200 ms apart: the state keeps whole seconds.
+        let mut t = t0;
+        for _ in 0..2 {
+            before.observe(&synced, t);
+            t += Duration::from_millis(100);
+            before.observe(&out, t);
+            t += Duration::from_millis(100);
+        }
+        before.observe(&synced, t);
+        let snapshot = before.export(t, 10);
+        let after = LoopTracker::new(Duration::from_secs(600));
+        let later = t0 + Duration::from_secs(30);
+        after.import(&snapshot, later);
+        assert_eq!(after.observe(&synced, later).flips, 2);
+        // The lease lost and won again: the same state read once more adds nothing.
+        after.import(&snapshot, later + Duration::from_secs(1));
+        assert_eq!(after.observe(&out, later + Duration::from_secs(2)).flips, 3);
+    }
+
+    #[test]
     fn only_applications_with_a_flip_in_the_window_are_exported_newest_first() {
         let tracker = LoopTracker::new(Duration::from_secs(600));
         let t0 = at("2026-11-30T02:00:00Z");
@@ -1025,7 +1085,11 @@ mod tests {
         }];
         let f = diagnose(
             &app,
-            LoopEvidence { syncs: 7, flips: 0 },
+            LoopEvidence {
+                syncs: 7,
+                flips: 0,
+                turned_to: None,
+            },
             5,
             Duration::from_secs(30 * 60),
             &app.resources,
@@ -1048,7 +1112,11 @@ mod tests {
         assert!(
             diagnose(
                 &app,
-                LoopEvidence { syncs: 5, flips: 5 },
+                LoopEvidence {
+                    syncs: 5,
+                    flips: 5,
+                    turned_to: None
+                },
                 5,
                 Duration::from_secs(1800),
                 &app.resources,

@@ -2,7 +2,9 @@
 //! rules can judge an object inside its Application.
 //!
 //! A kube-runtime reflector keeps every `argoproj.io/v1alpha1` Application in memory (one watch
-//! per `--app-namespace`, or one cluster-wide). After changes settle, the cache rebuilds an
+//! per `--app-namespace`, or one cluster-wide), read once per change into the typed view the
+//! index uses ([`IndexedApplication`], see [`crate::reconciler::cached`]: no JSON tree is
+//! kept). After changes settle, the cache rebuilds an
 //! [`AppIndex`]: Applications by name and by the objects their `status.resources` list, with a
 //! stand-in for each listed object (identity, sync wave, tracking). [`ClusterContext::objects_for`]
 //! is then a hash lookup that hands out the app's prepared set (built once per Application
@@ -22,15 +24,15 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use futures::{FutureExt as _, StreamExt as _};
-use kube::api::{Api, DynamicObject};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::Resource as _;
+use kube::api::Api;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt as _, watcher};
 
 use super::context::{AppContext, AppObjects};
 use crate::evaluate::PreparedSet;
 use crate::model::Resource;
-use crate::reconciler::application::{self, GROUP, KIND, VERSION};
+use crate::reconciler::cached::{CachedApplication, ForIndex};
 use crate::reconciler::install::{self, Installation};
 use crate::reconciler::live::{AppEntry, AppIndex};
 
@@ -42,13 +44,12 @@ const REINDEX_DELAY: Duration = Duration::from_millis(500);
 /// How often `serve --cluster` re-reads Argo CD's release and configuration.
 const INSTALL_REFRESH: Duration = Duration::from_secs(300);
 
-/// The `ApiResource` of Argo CD Applications (not in k8s-openapi; read as JSON).
-pub fn application_api_resource() -> ApiResource {
-    ApiResource::from_gvk(&GroupVersionKind::gvk(GROUP, VERSION, KIND))
-}
+/// An Application as the cache keeps it: what the index reads (`spec`, `status.resources`,
+/// sync and health), typed.
+pub type IndexedApplication = CachedApplication<ForIndex>;
 
-/// Index entries by Application (namespace, name), with the resourceVersion they were read at.
-type EntryCache = HashMap<(String, String), (Option<String>, Arc<AppEntry>)>;
+/// Index entries by Application (namespace, name).
+type EntryCache = HashMap<(String, String), Arc<AppEntry>>;
 
 /// The webhook's view of live Argo CD Applications. Cheap to clone (shared state).
 #[derive(Clone)]
@@ -60,12 +61,9 @@ struct Inner {
     /// One reflector store per watched namespace (one in all for a cluster-wide watch): a
     /// reflector's writer must see one watch's Init/InitDone sequence, so watches are not merged
     /// into one store.
-    stores: Vec<Store<DynamicObject>>,
+    stores: Vec<Store<IndexedApplication>>,
     /// `None` until every store has completed its first list.
     index: ArcSwap<Option<AppIndex>>,
-    /// Entries of the last rebuild by (namespace, name), with the resourceVersion they were read
-    /// at. Only the rebuild (one task) locks it.
-    entries: Mutex<EntryCache>,
     /// Logged once, when the cache first becomes usable.
     synced: AtomicBool,
     /// Admission sets of the Applications reviews used most recently.
@@ -107,23 +105,28 @@ impl Prepared {
     }
 
     /// After an index rebuild: sets of changed Applications are rebuilt and planned, sets of
-    /// deleted ones dropped.
+    /// deleted ones dropped. An Application read again at the same resourceVersion (a watch
+    /// that listed again) keeps its set.
     fn follow(&mut self, fresh: &EntryCache) {
         for (entry, tracked, set) in &mut self.sets {
             let key = (entry.live.namespace.clone(), entry.live.name.clone());
-            if let Some((_, now)) = fresh.get(&key)
+            if let Some(now) = fresh.get(&key)
                 && !Arc::ptr_eq(now, entry)
             {
-                let rebuilt = Arc::new(now.admission_set(*tracked));
-                rebuilt.warm();
+                let unchanged = now.live.resource_version.is_some()
+                    && now.live.resource_version == entry.live.resource_version;
+                if !unchanged {
+                    let rebuilt = Arc::new(now.admission_set(*tracked));
+                    rebuilt.warm();
+                    *set = rebuilt;
+                }
                 *entry = now.clone();
-                *set = rebuilt;
             }
         }
         self.sets.retain(|(entry, _, _)| {
             fresh
                 .get(&(entry.live.namespace.clone(), entry.live.name.clone()))
-                .is_some_and(|(_, now)| Arc::ptr_eq(now, entry))
+                .is_some_and(|now| Arc::ptr_eq(now, entry))
         });
         self.trim();
     }
@@ -149,12 +152,11 @@ impl std::fmt::Debug for ClusterContext {
 impl ClusterContext {
     /// A context over reflector stores that something else fills (see [`start`]). Nothing is
     /// known until [`ClusterContext::refresh`] finds every store ready.
-    pub fn new(stores: Vec<Store<DynamicObject>>) -> Self {
+    pub fn new(stores: Vec<Store<IndexedApplication>>) -> Self {
         Self {
             inner: Arc::new(Inner {
                 stores,
                 index: ArcSwap::from_pointee(None),
-                entries: Mutex::new(HashMap::new()),
                 synced: AtomicBool::new(false),
                 prepared: Mutex::new(Prepared::default()),
                 installation: ArcSwap::from_pointee(None),
@@ -175,42 +177,22 @@ impl ClusterContext {
         if !ready {
             return false;
         }
-        let apps: Vec<Arc<DynamicObject>> =
+        // The entries were read when the watch delivered them; a rebuild only shares them.
+        let apps: Vec<Arc<IndexedApplication>> =
             self.inner.stores.iter().flat_map(Store::state).collect();
-        // Re-read only Applications whose resourceVersion changed since the last rebuild: during
-        // a sync one Application changes many times while hundreds stay as they were.
-        let mut cache = self
-            .inner
-            .entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut fresh: EntryCache = HashMap::with_capacity(apps.len());
         for app in &apps {
-            let key = (
-                app.metadata.namespace.clone().unwrap_or_default(),
-                app.metadata.name.clone().unwrap_or_default(),
-            );
-            let version = app.metadata.resource_version.clone();
-            let reused = cache
-                .get(&key)
-                .filter(|(v, _)| version.is_some() && *v == version)
-                .map(|(_, e)| e.clone());
-            let entry = match reused {
-                Some(e) => e,
-                None => {
-                    let Some(entry) = serde_json::to_value(app.as_ref())
-                        .ok()
-                        .as_ref()
-                        .and_then(AppEntry::from_value)
-                    else {
-                        continue;
-                    };
-                    Arc::new(entry)
-                }
+            let Some(entry) = app.entry() else {
+                continue;
             };
-            fresh.insert(key, (version, entry));
+            let meta = app.meta();
+            let key = (
+                meta.namespace.clone().unwrap_or_default(),
+                meta.name.clone().unwrap_or_default(),
+            );
+            fresh.insert(key, entry.clone());
         }
-        let index = AppIndex::from_entries(fresh.values().map(|(_, e)| e.clone()).collect());
+        let index = AppIndex::from_entries(fresh.values().cloned().collect());
         // Applications that reviews used lately are planned again now, off the request path:
         // during a sync the entry changes often, and hooks arrive meanwhile.
         self.inner
@@ -218,8 +200,7 @@ impl ClusterContext {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .follow(&fresh);
-        *cache = fresh;
-        drop(cache);
+        drop(fresh);
         let count = index.len();
         self.inner.index.store(Arc::new(Some(index)));
         if !self.inner.synced.swap(true, Ordering::SeqCst) {
@@ -292,24 +273,22 @@ pub fn start(
     namespaces: &[String],
     argocd_namespace: &str,
 ) -> (ClusterContext, impl Future<Output = ()> + Send + 'static) {
-    let resource = application_api_resource();
     let install_client = client.clone();
-    let apis: Vec<Api<DynamicObject>> = if namespaces.is_empty() {
-        vec![Api::all_with(client, &resource)]
+    let apis: Vec<Api<IndexedApplication>> = if namespaces.is_empty() {
+        vec![Api::all(client)]
     } else {
         namespaces
             .iter()
-            .map(|ns| Api::namespaced_with(client.clone(), ns, &resource))
+            .map(|ns| Api::namespaced(client.clone(), ns))
             .collect()
     };
     let mut stores = Vec::with_capacity(apis.len());
     let mut streams = Vec::with_capacity(apis.len());
     for api in apis {
-        let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
+        let writer = reflector::store::Writer::<IndexedApplication>::default();
         stores.push(writer.as_reader());
         let stream = watcher(api, watcher::Config::default().any_semantic())
             .default_backoff()
-            .modify(prune_for_index)
             .reflect(writer)
             .boxed();
         streams.push(stream);
@@ -325,19 +304,6 @@ pub fn start(
         futures::join!(watches, installation);
     };
     (context, task)
-}
-
-/// What the cache keeps of an Application: the index reads `metadata`, `spec` and
-/// `status.resources` (and the sync and health summary). The rest of the status — history,
-/// operation state with its per-object sync result, conditions, summary — and the managed
-/// fields and last-applied copy are dropped before the object is stored: at 10,000
-/// Applications they are most of the cache's memory and no admission rule reads them.
-pub fn prune_for_index(app: &mut DynamicObject) {
-    app.metadata.managed_fields = None;
-    if let Some(annotations) = app.metadata.annotations.as_mut() {
-        annotations.remove("kubectl.kubernetes.io/last-applied-configuration");
-    }
-    application::prune(None, app.data.get_mut("status"), application::Keep::Index);
 }
 
 /// Re-reads the Argo CD installation every [`INSTALL_REFRESH`]; a release or configuration
@@ -368,7 +334,7 @@ async fn follow_installation(context: ClusterContext, client: kube::Client, name
 async fn run(
     context: ClusterContext,
     streams: Vec<
-        futures::stream::BoxStream<'static, watcher::Result<watcher::Event<DynamicObject>>>,
+        futures::stream::BoxStream<'static, watcher::Result<watcher::Event<IndexedApplication>>>,
     >,
 ) {
     let mut events = futures::stream::select_all(streams);
@@ -420,25 +386,32 @@ mod tests {
     use kube::runtime::reflector::store::Writer;
     use serde_json::json;
 
-    fn app(name: &str) -> DynamicObject {
-        serde_json::from_value(json!({
+    fn app_json(name: &str, version: &str) -> serde_json::Value {
+        json!({
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-            "metadata": {"name": name, "namespace": "argocd"},
+            "metadata": {"name": name, "namespace": "argocd", "resourceVersion": version},
             "spec": {"destination": {"namespace": name}},
             "status": {"resources": [
                 {"group": "", "version": "v1", "kind": "ConfigMap", "namespace": name,
                  "name": "cfg", "syncWave": 1}]}
-        }))
-        .unwrap()
+        })
     }
 
-    fn writer() -> Writer<DynamicObject> {
-        Writer::new(application_api_resource())
+    fn app_at(name: &str, version: &str) -> IndexedApplication {
+        IndexedApplication::from_value(app_json(name, version))
+    }
+
+    fn app(name: &str) -> IndexedApplication {
+        app_at(name, "1")
+    }
+
+    fn writer() -> Writer<IndexedApplication> {
+        Writer::default()
     }
 
     #[test]
     fn the_cache_keeps_what_the_index_reads_and_drops_the_rest_of_the_status() {
-        let mut full: DynamicObject = serde_json::from_value(json!({
+        let full = json!({
             "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
             "metadata": {"name": "shop", "namespace": "argocd",
                          "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{...}",
@@ -453,20 +426,15 @@ mod tests {
                 "operationState": {"phase": "Succeeded", "syncResult": {"resources": []}},
                 "conditions": [], "summary": {"images": ["shop:1"]}, "reconciledAt": "2026-11-30T02:00:00Z"
             }
-        }))
-        .unwrap();
-        let before = AppEntry::from_value(&serde_json::to_value(&full).unwrap()).unwrap();
-        prune_for_index(&mut full);
-        let value = serde_json::to_value(&full).unwrap();
-        let status: Vec<&String> = value["status"].as_object().unwrap().keys().collect();
-        assert_eq!(status, ["health", "resources", "sync"]);
-        assert!(value["metadata"].get("managedFields").is_none());
-        assert_eq!(
-            value["metadata"]["annotations"],
-            json!({"team": "payments"})
-        );
+        });
+        let before = AppEntry::from_value(&full).unwrap();
+        let cached: IndexedApplication = serde_json::from_value(full).unwrap();
+        let after = cached.entry().unwrap();
+        assert!(after.live.operation.is_none() && after.live.history.is_empty());
+        let meta = &after.application.raw["metadata"];
+        assert!(meta.get("managedFields").is_none());
+        assert_eq!(meta["annotations"], json!({"team": "payments"}));
         // What the index reads is unchanged.
-        let after = AppEntry::from_value(&value).unwrap();
         assert_eq!(after.live.resources, before.live.resources);
         assert_eq!(after.stand_ins().len(), before.stand_ins().len());
         assert_eq!(
@@ -541,8 +509,11 @@ mod tests {
         assert!(Arc::ptr_eq(&found.set, &ctx.objects_for(&cfg).unwrap().set));
         // A changed Application that reviews used is planned again when the index is rebuilt,
         // before the next review; the set of the old version is not handed out any more.
-        let mut changed = app("shop");
-        changed.metadata.resource_version = Some("2".into());
+        // The same version listed again (a watch that re-listed) keeps its prepared set.
+        w.apply_watcher_event(&watcher::Event::Apply(app("shop")));
+        ctx.refresh();
+        assert!(Arc::ptr_eq(&found.set, &ctx.objects_for(&cfg).unwrap().set));
+        let changed = app_at("shop", "2");
         w.apply_watcher_event(&watcher::Event::Apply(changed));
         ctx.refresh();
         let again = ctx.objects_for(&cfg).unwrap().set;
@@ -554,10 +525,8 @@ mod tests {
     fn a_changed_application_is_read_again_on_refresh() {
         let mut w = writer();
         let ctx = ClusterContext::new(vec![w.as_reader()]);
-        let mut shop = app("shop");
-        shop.metadata.resource_version = Some("1".into());
         w.apply_watcher_event(&watcher::Event::Init);
-        w.apply_watcher_event(&watcher::Event::InitApply(shop.clone()));
+        w.apply_watcher_event(&watcher::Event::InitApply(app("shop")));
         w.apply_watcher_event(&watcher::Event::InitDone);
         assert!(ctx.refresh());
         let cm = Resource::from_value(
@@ -568,9 +537,11 @@ mod tests {
         .unwrap();
         assert_eq!(ctx.objects_for(&cm).unwrap().set.len(), 2);
 
-        shop.metadata.resource_version = Some("2".into());
-        shop.data["status"]["resources"] = json!([]);
-        w.apply_watcher_event(&watcher::Event::Apply(shop));
+        let mut emptied = app_json("shop", "2");
+        emptied["status"]["resources"] = json!([]);
+        w.apply_watcher_event(&watcher::Event::Apply(IndexedApplication::from_value(
+            emptied,
+        )));
         assert!(ctx.refresh());
         assert_eq!(ctx.objects_for(&cm).unwrap().set.len(), 1);
 

@@ -200,7 +200,7 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
     };
     // The Application cache never delays start or readiness: it fills in the background.
     let cluster = if config.cluster {
-        let client = kube::Client::try_default()
+        let client = crate::kube_client::client("serve")
             .await
             .map_err(ServeError::Cluster)?;
         tracing::info!(

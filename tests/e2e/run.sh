@@ -1144,21 +1144,123 @@ scenario_reconciler_leader_handover() {
     log "ok: $b took over the open stuck sync without a second Event"
     rec_stop b
 
-    # The same in the middle of a sync loop is covered by unit tests only
-    # (sync_loop::tests::a_standby_that_saw_the_later_flips_itself_imports_only_the_earlier_ones_once):
-    # on the real API server the flip after the hand-over was not counted in 2 of 4 runs, cause
-    # not found yet (see the issue 14 note).
+
+    # The same in the middle of a sync loop: a has counted two flips; b, started after them,
+    # has seen none; after the hand-over one more flip is a loop (--loop-syncs 2) because b
+    # merged a's state.
+    local app=loop-handover
+    loop_app_create "$app"
+    rec_start a2 --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$a" --loop-syncs 2
+    wait_for "Lease $lease held by $a" 20 lease_holder_is "$lease" "$a"
+    rec_swept a2
+    loop_flip a2 "$app"
+    loop_flip a2 "$app"
+    wait_for "the loop state of $app with 2 flips" 25 loop_state_flips_are "$lease-state" "$app" 2
+    assert_eq "SyncLoop Events before the hand-over" 0 "$(loop_events "$app" | jq length)"
+    rec_start b2 --no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$b" --loop-syncs 2
+    rec_swept b2
+    rec_stop a2
+    wait_for "Lease $lease held by $b" 20 lease_holder_is "$lease" "$b"
+    wait_for "b to write after the hand-over" 15 rec_metric_at_least b2 syncguard_leader 1
+    loop_turn b2 "$app" OutOfSync
+    wait_for "a SyncLoop Event on argocd/$app" 20 loop_event_count_is "$app" 1
+    assert_contains "SyncLoop note" "$(loop_events "$app" | jq -r '.[0].message')" "turned from Synced to OutOfSync 3 times"
+    assert_eq "SyncLoop Event reporter" "$b" "$(loop_events "$app" | jq -r '.[0].reportingInstance')"
+    log "ok: the loop counted across the hand-over: 2 flips seen by $a + 1 by $b"
+    rec_stop b2
 }
 
-# A restart of the only replica in the middle of a stuck sync: the cause is not announced
-# twice; with --no-state it is (so the test can fail). The loop half is in unit tests for now.
+# loop_app_create NAME: a minimal Application argocd/NAME, Synced to one revision, with
+# self-heal (no operation; the scenario flips its sync status like Argo CD would).
+loop_app_create() {
+    k delete application "$1" -n argocd --ignore-not-found --wait=true >/dev/null
+    k apply -f - >/dev/null <<EOF
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: $1, namespace: argocd}
+spec:
+  project: default
+  destination: {server: https://kubernetes.default.svc, namespace: $1}
+  source: {repoURL: https://git.example.com/shop.git, path: deploy, targetRevision: main}
+  syncPolicy: {automated: {selfHeal: true}}
+status:
+  sync: {status: Synced, revision: 4f2a9c1}
+  health: {status: Healthy}
+  resources:
+    - {group: apps, version: v1, kind: Deployment, namespace: $1, name: web, status: Synced}
+EOF
+}
+
+# loop_app_status NAME STATUS: Argo CD's verdict on argocd/NAME (same revision).
+loop_app_status() {
+    k patch application "$1" -n argocd --type merge \
+        -p "{\"status\":{\"sync\":{\"status\":\"$2\",\"revision\":\"4f2a9c1\"}}}" >/dev/null
+}
+
+# rec_swept REC: waits until reconciler REC has reconciled the Applications listed at its start
+# (at least 2: the stuck one and the loop one) and its reconcile count is unchanged for 2 s (at
+# most 30 s). The first reconcile of an Application is no status change, so a turn made before
+# it would not be seen as one.
+rec_swept() {
+    local prev=-1 cur stable=0 deadline=$((SECONDS + 30))
+    while ((stable < 2)); do
+        ((SECONDS < deadline)) || fail "reconciler $1 kept reconciling for 30 s"
+        cur="$(rec_metric "$1" 'syncguard_application_reconciles_total{outcome="ok"}')"
+        if [[ "$cur" == "$prev" && "$cur" -ge 2 ]]; then stable=$((stable + 1)); else stable=0; fi
+        prev="$cur"
+        sleep 1
+    done
+}
+
+# loop_turn REC NAME STATUS: sets argocd/NAME's sync status and waits until reconciler REC has
+# seen it change (syncguard_sync_status_changes_total{to=STATUS} went up). kube-runtime
+# coalesces changes of one object that arrive while it is queued: a status set before the last
+# one was reconciled may never be seen, so the next turn waits for this one. Waiting on the
+# reconcile count instead lost flips (another Application's reconcile counted too).
+loop_turn() {
+    local rec="$1" app="$2" status="$3" series n
+    series="syncguard_sync_status_changes_total{to=\"$status\"}"
+    n="$(rec_metric "$rec" "$series")"
+    loop_app_status "$app" "$status"
+    wait_for "$app turned $status, seen by $rec" 20 rec_metric_at_least "$rec" "$series" $((n + 1))
+}
+
+# loop_flip REC NAME: one Synced -> OutOfSync -> Synced round of argocd/NAME, each change seen
+# by reconciler REC before the next.
+loop_flip() {
+    loop_turn "$1" "$2" OutOfSync
+    loop_turn "$1" "$2" Synced
+}
+
+# loop_state_flips_are CONFIGMAP APP N: the persisted loop state holds N flips for argocd/APP.
+loop_state_flips_are() {
+    [[ "$(k get configmap "$1" -n syncguard -o json 2>/dev/null | jq -r --arg app "argocd/$2" \
+        '.data["loops.json"] | fromjson | [.apps[] | select(.app == $app)][0].flips | length')" == "$3" ]]
+}
+
+# loop_events NAME: the SyncLoop Events on argocd/NAME, as a JSON array.
+loop_events() {
+    k get events -n argocd --field-selector "involvedObject.name=$1,reason=SyncLoop" -o json | jq -c '.items'
+}
+loop_event_count_is() { [[ "$(loop_events "$1" | jq length)" == "$2" ]]; }
+
+# A restart of the only replica in the middle of a stuck sync and of a sync loop: the stuck
+# sync is not announced twice, the loop's flips from before the restart still count, and the
+# loop once announced is not announced again after the next restart. With --no-state the
+# restart announces the stuck sync again (so the test can fail).
 scenario_reconciler_restart_persistence() {
     stuck_sync_apply
     ns syncguard
-    local lease=e2e-restart id=e2e-restart-a
-    local opts=(--no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$id")
+    local lease=e2e-restart id=e2e-restart-a app=loop-restart
+    loop_app_create "$app"
+    local opts=(--no-audit --lease-namespace syncguard --lease-name "$lease" --identity "$id" --loop-syncs 2)
     rec_start r1 "${opts[@]}"
     wait_for "the StuckSync Event from $id" 20 stuck_event_count_is "$id" 1
+    rec_swept r1
+    loop_flip r1 "$app"
+    loop_flip r1 "$app"
+    wait_for "the loop state of $app with 2 flips" 25 loop_state_flips_are "$lease-state" "$app" 2
+    assert_eq "SyncLoop Events with 2 flips (--loop-syncs 2)" 0 "$(loop_events "$app" | jq length)"
     rec_stop r1
 
     rec_start r2 "${opts[@]}"
@@ -1167,13 +1269,32 @@ scenario_reconciler_restart_persistence() {
     assert_eq "StuckSync Events after the restart" 1 "$(stuck_events "$id" | jq length)"
     assert_eq "open SG501 findings after the restart" 1 "$(rec_metric r2 'syncguard_open_live_findings{rule="SG501"}')"
     log "ok: the restart did not announce the stuck sync again"
+    rec_swept r2
+    loop_turn r2 "$app" OutOfSync
+    wait_for "a SyncLoop Event on argocd/$app" 20 loop_event_count_is "$app" 1
+    assert_contains "SyncLoop note" "$(loop_events "$app" | jq -r '.[0].message')" "turned from Synced to OutOfSync 3 times"
+    log "ok: 2 flips before the restart + 1 after = a loop"
+    loop_turn r2 "$app" Synced
+    wait_for "the loop state of $app with 3 flips" 25 loop_state_flips_are "$lease-state" "$app" 3
     rec_stop r2
 
+    # Restarted once more with the loop announced: one more flip, and neither is announced
+    # again (the loop's open cause was read back from its Event).
+    rec_start r3 "${opts[@]}"
+    rec_swept r3
+    loop_turn r3 "$app" OutOfSync
+    wait_for "the restarted reconciler to diagnose both (deduplicated)" 20 \
+        rec_metric_at_least r3 'syncguard_events_total{outcome="deduplicated"}' 2
+    assert_eq "SyncLoop Events after a second restart" 1 "$(loop_events "$app" | jq length)"
+    assert_eq "StuckSync Events after a second restart" 1 "$(stuck_events "$id" | jq length)"
+    assert_eq "open SG502 findings after a second restart" 1 "$(rec_metric r3 'syncguard_open_live_findings{rule="SG502"}')"
+    rec_stop r3
+
     # Without the state (--no-state) the same restart announces it again: what the test guards.
-    rec_start r3 "${opts[@]}" --no-state
+    rec_start r4 "${opts[@]}" --no-state
     wait_for "a second StuckSync Event without --state" 20 stuck_event_count_is "$id" 2
     log "ok: with --no-state the restart repeats the Event (the behaviour persistence removes)"
-    rec_stop r3
+    rec_stop r4
 }
 
 # --- main -----------------------------------------------------------------------------------
