@@ -17,7 +17,8 @@ use serde_json::{Value, json};
 use syncguard::metrics::{OutcomeLabels, ReconcilerMetrics};
 use syncguard::policy::PolicySet;
 use syncguard::policy::builtin::PolicySource;
-use syncguard::reconciler::audit::{AuditSummary, audit_and_record, audit_once};
+use syncguard::reconciler::audit::{AuditSummary, audit_and_record, audit_once, audit_once_with};
+use syncguard::reconciler::cached::WatchedApplication;
 use syncguard::reconciler::{Config, Context};
 use syncguard::webhook::load_policies;
 use tokio::sync::watch;
@@ -712,6 +713,58 @@ async fn a_namespace_without_findings_loses_only_syncguards_report() {
 }
 
 #[tokio::test]
+async fn applications_from_the_controllers_watch_give_the_same_reports_without_a_list() {
+    let listed = FakeApi::new(seed_world());
+    audit(&listed, &config(10)).await;
+    let listed_reports: Vec<Value> = patches(&listed.calls())
+        .iter()
+        .filter_map(|c| c.body.clone())
+        .collect();
+    assert!(!listed_reports.is_empty());
+
+    // The same cluster, but the Applications come from the watch: none is listed.
+    let mut world = seed_world();
+    world.objects.remove("applications");
+    let watched = FakeApi::new(world);
+    let entries: Vec<_> = [orders_application()]
+        .into_iter()
+        .map(WatchedApplication::from_value)
+        .filter_map(|a| a.entry().cloned())
+        .collect();
+    let client = watched.client();
+    let summary = tokio::time::timeout(
+        Duration::from_secs(30),
+        audit_once_with(&client, &config(10), policies(), Some(entries)),
+    )
+    .await
+    .expect("the audit finished")
+    .expect("the audit succeeded");
+    assert_eq!(summary.applications, 1);
+    let calls = watched.calls();
+    assert!(
+        !calls.iter().any(|c| c.path.contains("/applications")),
+        "{calls:#?}"
+    );
+    let watched_reports: Vec<Value> = patches(&calls)
+        .iter()
+        .filter_map(|c| c.body.clone())
+        .collect();
+    // Equal but for the time each pass ran.
+    let untimed = |reports: Vec<Value>| -> Vec<Value> {
+        reports
+            .into_iter()
+            .map(|mut r| {
+                for result in r["results"].as_array_mut().into_iter().flatten() {
+                    result["timestamp"] = Value::Null;
+                }
+                r
+            })
+            .collect()
+    };
+    assert_eq!(untimed(watched_reports), untimed(listed_reports));
+}
+
+#[tokio::test]
 async fn only_the_leader_audits_and_every_pass_is_counted() {
     let fake = FakeApi::new(seed_world());
     let (leader_tx, leader_rx) = watch::channel(false);
@@ -724,6 +777,7 @@ async fn only_the_leader_audits_and_every_pass_is_counted() {
         leader: leader_rx,
         budget: syncguard::reconciler::budget::ApiBudget::unlimited(),
         hooks: syncguard::reconciler::hooks::SharedHooks::default(),
+        applications: Default::default(),
     };
     audit_and_record(&ctx).await;
     let outcome = |o: &'static str| {

@@ -55,6 +55,10 @@ use crate::policy::PolicySet;
 /// that one page of Deployments stays well under the API server's response limits.
 pub const PAGE_SIZE: u32 = 500;
 
+/// How long a pass waits for the controller's first list of Applications before it lists
+/// them itself.
+const APPLICATIONS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// One kind the audit lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AuditKind {
@@ -370,7 +374,11 @@ pub async fn audit_and_record(ctx: &Context) {
     }
     let started = Instant::now();
     let policies = ctx.policies.load_full();
-    let result = audit_once(&ctx.client, &ctx.config, policies).await;
+    // The controller's watch already holds every Application: at 10,000 Applications listing
+    // them again was 200 MB of JSON per pass and a second copy in memory. Its first list may
+    // still be running when the first pass starts (on winning the Lease): wait for it.
+    let applications = ctx.applications.entries(APPLICATIONS_PATIENCE).await;
+    let result = audit_once_with(&ctx.client, &ctx.config, policies, applications).await;
     metrics
         .audit_seconds
         .observe(started.elapsed().as_secs_f64());
@@ -439,7 +447,18 @@ pub async fn audit_once(
     config: &Config,
     policies: Arc<PolicySet>,
 ) -> Result<AuditSummary, AuditError> {
-    let mut inventory = list_inventory(client, config).await?;
+    audit_once_with(client, config, policies, None).await
+}
+
+/// [`audit_once`] with the Applications already read (the controller's watch, see
+/// [`super::cached::SharedApplications`]); `None` lists them.
+pub async fn audit_once_with(
+    client: &Client,
+    config: &Config,
+    policies: Arc<PolicySet>,
+    applications: Option<Vec<Arc<AppEntry>>>,
+) -> Result<AuditSummary, AuditError> {
+    let mut inventory = list_inventory(client, config, applications).await?;
     let objects = inventory.objects.len();
     let skipped_kinds = inventory.skipped_kinds.clone();
     let hooks = Arc::new(std::mem::take(&mut inventory.hooks));
@@ -485,13 +504,27 @@ pub fn namespace_in_scope(config: &Config, namespace: &str) -> bool {
 /// cluster-wide (excluded namespaces are filtered afterwards: one list beats one per
 /// namespace). Applications come from `app_namespaces` when set, whatever the audit scope: an
 /// object's owner may live in a namespace that is not audited (usually `argocd`).
-pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventory, AuditError> {
+pub async fn list_inventory(
+    client: &Client,
+    config: &Config,
+    applications: Option<Vec<Arc<AppEntry>>>,
+) -> Result<Inventory, AuditError> {
     let mut inventory = Inventory {
         installation: install::read(client, &config.argocd_namespace).await,
         hooks: HookInventory::new(time::OffsetDateTime::now_utc()),
         ..Inventory::default()
     };
+    let watched = applications.is_some();
+    if let Some(entries) = applications {
+        inventory
+            .objects
+            .extend(entries.iter().map(|e| application_object(e)));
+        inventory.applications = entries;
+    }
     for kind in AUDIT_KINDS {
+        if watched && kind == APPLICATIONS {
+            continue;
+        }
         let scopes: Vec<Option<&str>> = if !kind.namespaced {
             vec![None]
         } else if kind == APPLICATIONS && !config.app_namespaces.is_empty() {
@@ -558,6 +591,26 @@ pub async fn list_inventory(client: &Client, config: &Config) -> Result<Inventor
         }
     }
     Ok(inventory)
+}
+
+/// The Application itself as a judged object (SG303 and the app-level rules read its
+/// metadata and spec), as [`LiveObject::from_value`] makes it from a listed Application.
+fn application_object(entry: &AppEntry) -> LiveObject {
+    let controlled = entry
+        .application
+        .raw
+        .pointer("/metadata/ownerReferences")
+        .and_then(Value::as_array)
+        .is_some_and(|owners| {
+            owners
+                .iter()
+                .any(|o| o.get("controller").and_then(Value::as_bool) == Some(true))
+        });
+    LiveObject {
+        resource: entry.application.clone(),
+        uid: entry.live.uid.clone(),
+        controlled,
+    }
 }
 
 /// All objects of one kind in one scope, page by page, as JSON with `apiVersion`/`kind` set

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, Time};
 use kube::core::NamespaceResourceScope;
+use kube::runtime::reflector::Store;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -48,6 +49,62 @@ pub struct ForDiagnosis;
 
 impl View for ForDiagnosis {
     const KEEP: Keep = Keep::Diagnosis;
+}
+
+/// An Application as the reconciler's controller store keeps it (what the diagnosis reads).
+pub type WatchedApplication = CachedApplication<ForDiagnosis>;
+
+/// The controller's stores of watched Applications (one per watched namespace, or one for
+/// all), published once the controller has made them so that the audit reads the Applications
+/// from them instead of listing every Application again on every pass.
+#[derive(Debug)]
+pub struct SharedApplications {
+    stores: std::sync::OnceLock<Vec<Store<WatchedApplication>>>,
+    /// Set by the controller once every store has completed its first list. Not the stores'
+    /// own readiness: that is a single-waiter one-shot in kube-runtime 5, and a second waiter
+    /// takes the wake-up from the first (the controller's readiness task polls it for that
+    /// reason and says so here).
+    ready: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for SharedApplications {
+    fn default() -> Self {
+        Self {
+            stores: std::sync::OnceLock::new(),
+            ready: tokio::sync::watch::channel(false).0,
+        }
+    }
+}
+
+impl SharedApplications {
+    /// Publishes the controller's stores (the first call wins).
+    pub fn publish(&self, stores: Vec<Store<WatchedApplication>>) {
+        let _ = self.stores.set(stores);
+    }
+
+    /// Every published store has completed its first list.
+    pub fn mark_ready(&self) {
+        self.ready.send_replace(true);
+    }
+
+    /// Every readable Application in the stores once they are ready, waiting at most
+    /// `patience` for that; `None` when no controller published its stores or they are not
+    /// ready in time (the caller then lists the Applications itself).
+    pub async fn entries(&self, patience: std::time::Duration) -> Option<Vec<Arc<AppEntry>>> {
+        let stores = self.stores.get()?;
+        let mut ready = self.ready.subscribe();
+        tokio::time::timeout(patience, ready.wait_for(|r| *r))
+            .await
+            .ok()?
+            .ok()?;
+        Some(
+            stores
+                .iter()
+                .flat_map(Store::state)
+                .filter_map(|app| app.entry().cloned())
+                .collect(),
+        )
+    }
 }
 
 /// One Application as a cache keeps it: the identity metadata the reflector and the controller
@@ -232,6 +289,30 @@ mod tests {
                 .get("kubectl.kubernetes.io/last-applied-configuration")
                 .is_none()
         );
+    }
+
+    #[tokio::test]
+    async fn the_audit_gets_the_watched_applications_once_the_controller_says_they_are_listed() {
+        use kube::runtime::reflector::store::Writer;
+        use kube::runtime::watcher::Event;
+        use std::time::Duration;
+
+        let shared = SharedApplications::default();
+        assert!(shared.entries(Duration::from_millis(10)).await.is_none());
+        let mut writer: Writer<WatchedApplication> = Writer::default();
+        shared.publish(vec![writer.as_reader()]);
+        writer.apply_watcher_event(&Event::Init);
+        writer.apply_watcher_event(&Event::InitApply(WatchedApplication::from_value(served())));
+        writer.apply_watcher_event(&Event::InitDone);
+        assert!(
+            shared.entries(Duration::from_millis(50)).await.is_none(),
+            "not before the controller has seen every store listed"
+        );
+        let waiting = shared.entries(Duration::from_secs(5));
+        shared.mark_ready();
+        let entries = waiting.await.unwrap();
+        assert_eq!(entries.len(), 1);
+        assert_eq!(entries[0].live.name, "orders");
     }
 
     #[test]

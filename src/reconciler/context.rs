@@ -130,6 +130,8 @@ pub struct Context {
     pub budget: super::budget::ApiBudget,
     /// The hook Jobs and Pods the last audit pass listed (SG503 counts from them).
     pub hooks: super::hooks::SharedHooks,
+    /// The controller's Application stores, which the audit reads instead of listing.
+    pub applications: super::cached::SharedApplications,
 }
 
 impl std::fmt::Debug for Context {

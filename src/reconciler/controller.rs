@@ -20,7 +20,6 @@ use time::OffsetDateTime;
 use tokio::sync::watch;
 
 use super::application::LiveApplication;
-use super::cached::{CachedApplication, ForDiagnosis};
 use super::context::Context;
 use super::diagnosis::LiveFinding;
 use super::error::{Error, Result};
@@ -370,8 +369,7 @@ fn key(app: &LiveApplication) -> String {
     app.uid.clone().unwrap_or_else(|| app.display_name())
 }
 
-/// An Application as the controller's store keeps it: what the diagnosis reads.
-pub type WatchedApplication = CachedApplication<ForDiagnosis>;
+pub use super::cached::WatchedApplication;
 
 /// The controller's reconcile function.
 pub async fn reconcile(obj: Arc<WatchedApplication>, r: Arc<Reconciler>) -> Result<Action> {
@@ -459,6 +457,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
 
     let mut stores = Vec::new();
     let mut sweep_stores = Vec::new();
+    let mut shared_stores = Vec::new();
     let mut runs = Vec::new();
     for api in apis {
         let mut stop = stop_rx.clone();
@@ -482,6 +481,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             });
         stores.push(controller.store());
         sweep_stores.push(controller.store());
+        shared_stores.push(controller.store());
         runs.push(
             controller
                 .run(reconcile, error_policy, reconciler.clone())
@@ -496,7 +496,10 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
                 }),
         );
     }
+    // The audit reads the Applications from these stores rather than listing them again.
+    ctx.applications.publish(shared_stores);
     let metrics = ctx.metrics.clone();
+    let ready_ctx = ctx.clone();
     let ready = tokio::spawn(async move {
         for store in stores {
             // Re-poll on a short timer: the store's readiness is a single-waiter oneshot in
@@ -511,6 +514,7 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
         }
         tracing::info!("application watch synced");
+        ready_ctx.applications.mark_ready();
         metrics.ready.set(1);
     });
     let sweeper = tokio::spawn({

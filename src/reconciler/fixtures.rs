@@ -61,6 +61,7 @@ pub fn context(client: kube::Client, config: Config, leader: bool) -> Arc<Contex
         policies_fingerprint: None,
         budget,
         hooks: crate::reconciler::hooks::SharedHooks::default(),
+        applications: crate::reconciler::cached::SharedApplications::default(),
         leader: rx,
     })
 }

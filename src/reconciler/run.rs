@@ -108,6 +108,7 @@ pub async fn run_with_client(
         leader: leader_rx,
         budget: super::budget::ApiBudget::new(config.api_qps, config.api_burst),
         hooks: super::hooks::SharedHooks::default(),
+        applications: super::cached::SharedApplications::default(),
     });
 
     // Two stop signals: writers (controller, extra tasks) stop first; the probes and the lease
