@@ -190,15 +190,15 @@ apiVersion: v1
 kind: ConfigMap
 metadata:
   name: a
-  labels:
-    app.kubernetes.io/instance: shop
+  annotations:
+    argocd.argoproj.io/tracking-id: shop:/ConfigMap:shop/a
 ---
 apiVersion: v1
 kind: ConfigMap
 metadata:
   name: b
-  labels:
-    app.kubernetes.io/instance: blog
+  annotations:
+    argocd.argoproj.io/tracking-id: blog:/ConfigMap:blog/b
 ";
     let out = syncguard(&["plan", "-", "--format", "json"], Some(yaml));
     assert!(out.status.success());
@@ -327,13 +327,13 @@ fn an_app_level_prune_false_keeps_prunes_only_from_argo_cd_3_3_on() {
          spec:\n  project: default\n  destination: {namespace: shop, server: https://kubernetes.default.svc}\n\
          \x20 source: {repoURL: https://git.example.com/shop.git, path: ., targetRevision: main}\n\
          \x20 syncPolicy: {syncOptions: [Prune=false]}\n---\n\
-         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: shop, labels: {app.kubernetes.io/instance: shop}}\ndata: {a: b}\n",
+         apiVersion: v1\nkind: ConfigMap\nmetadata: {name: keep, namespace: shop, annotations: {argocd.argoproj.io/tracking-id: \"shop:/ConfigMap:shop/keep\"}}\ndata: {a: b}\n",
     )
     .unwrap();
     let live = dir.join("live.yaml");
     std::fs::write(
         &live,
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone, namespace: shop, labels: {app.kubernetes.io/instance: shop}}\ndata: {a: b}\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone, namespace: shop, annotations: {argocd.argoproj.io/tracking-id: \"shop:/ConfigMap:shop/gone\"}}\ndata: {a: b}\n",
     )
     .unwrap();
     let prune_of = |version: &str| -> Value {
@@ -370,4 +370,78 @@ fn an_app_level_prune_false_keeps_prunes_only_from_argo_cd_3_3_on() {
     assert_eq!(prune_of("3.2")["prune_disabled"], false);
     assert_eq!(prune_of("3.3")["prune_disabled"], true);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+const CERTIFICATE: &str = "\
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: web
+  namespace: shop
+spec:
+  secretName: web-tls
+";
+
+#[test]
+fn require_crds_makes_a_sync_argo_cd_will_refuse_exit_1() {
+    // Without --require-crds the CRD is assumed installed: a plan, exit 0.
+    let assumed = syncguard(&["plan", "-"], Some(CERTIFICATE));
+    assert_eq!(assumed.status.code(), Some(0), "{assumed:?}");
+    // With it, the sync is invalid: the text says Argo CD refuses it, and the exit code agrees.
+    let refused = syncguard(&["plan", "-", "--require-crds"], Some(CERTIFICATE));
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(
+        stdout(&refused).contains("Argo CD will refuse this sync"),
+        "{refused:?}"
+    );
+    let json = syncguard(
+        &["plan", "-", "--require-crds", "--format", "json"],
+        Some(CERTIFICATE),
+    );
+    assert_eq!(json.status.code(), Some(1), "{json:?}");
+    // The CRD in the same sync makes it valid again.
+    let crd = "\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: certificates.cert-manager.io
+spec:
+  group: cert-manager.io
+  names: {kind: Certificate, plural: certificates}
+  scope: Namespaced
+  versions: [{name: v1, served: true, storage: true}]
+";
+    let shipped = syncguard(
+        &["plan", "-", "--require-crds"],
+        Some(&format!("{CERTIFICATE}---\n{crd}")),
+    );
+    assert_eq!(shipped.status.code(), Some(0), "{shipped:?}");
+}
+
+#[test]
+fn a_label_or_annotation_that_is_not_a_string_is_an_input_error_with_its_line() {
+    let text = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  namespace: shop
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    argocd.argoproj.io/sync-wave: 5
+spec:
+  template: {spec: {restartPolicy: Never, containers: [{name: m, image: m:1}]}}
+";
+    let out = syncguard(&["plan", "-"], Some(text));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "<stdin>:8:5: metadata.annotations.argocd.argoproj.io/sync-wave: value 5 is a \
+             number; Kubernetes annotations must be strings — quote it: \"5\""
+        ),
+        "{text}"
+    );
+    // Everything else is still planned.
+    assert!(text.contains("Job shop/migrate"), "{text}");
 }

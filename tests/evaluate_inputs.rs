@@ -101,7 +101,7 @@ apiVersion: apps/v1
 kind: Deployment
 metadata:
   name: web
-  labels: {app.kubernetes.io/instance: shop}
+  annotations: {argocd.argoproj.io/tracking-id: shop:apps/Deployment:shop/web}
 spec:
   replicas: 3
   template: {spec: {containers: [{name: web, image: web:1}]}}
@@ -110,7 +110,7 @@ apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
   name: web
-  labels: {app.kubernetes.io/instance: shop}
+  annotations: {argocd.argoproj.io/tracking-id: shop:autoscaling/HorizontalPodAutoscaler:shop/web}
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
 ";

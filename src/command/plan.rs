@@ -5,8 +5,9 @@ use std::io::Write;
 use crate::cli::{PlanArgs, PlanFormat};
 use crate::manifest::load_paths;
 use crate::model::Resource;
-use crate::model::app::group_by_app;
+use crate::model::app::{Membership, group_by_app, inferred_destination};
 use crate::model::argo::{SyncFacts, SyncOptions};
+use crate::model::argocd_config::{ArgoCdConfig, ConfigSource};
 use crate::output::plan::{PlanReport, PlannedApp, render_json, render_text};
 use crate::plan::{AppSettings, ClusterApis, PlanInput, plan};
 
@@ -20,7 +21,10 @@ pub fn build_report(
     errors: Vec<String>,
 ) -> PlanReport {
     let facts: Vec<SyncFacts> = targets.iter().map(SyncFacts::of).collect();
-    let groups = group_by_app(&targets, &facts);
+    // Membership as Argo CD tracks: the release's default method, or argocd-cm's in the input.
+    let config = ArgoCdConfig::from_resources(&targets, ConfigSource::Input);
+    let membership = Membership::of(args.argocd_version.unwrap_or_default(), &config);
+    let groups = group_by_app(&targets, &facts, &membership);
     let mut applications = Vec::with_capacity(groups.len());
     for group in groups {
         let members: Vec<Resource> = group
@@ -36,6 +40,7 @@ pub fn build_report(
                 app.map(|a| a.destination_namespace.clone())
                     .filter(|n| !n.is_empty())
             })
+            .or_else(|| inferred_destination(&members))
             .unwrap_or_else(|| "default".to_string());
         let mut options: Vec<String> = app
             .map(|a| a.sync_options.items.clone())
@@ -76,6 +81,19 @@ pub fn build_report(
     }
 }
 
+/// The exit outcome of a plan: input errors first (exit 2), then a sync Argo CD will refuse
+/// (exit 1: with `--require-crds`, a custom resource whose CRD the cluster does not serve makes
+/// the whole sync invalid), else clean.
+pub fn outcome_of(report: &PlanReport) -> Outcome {
+    if !report.errors.is_empty() {
+        Outcome::InputErrors
+    } else if report.applications.iter().any(|a| !a.plan.is_valid()) {
+        Outcome::Blocking
+    } else {
+        Outcome::Clean
+    }
+}
+
 /// Runs `syncguard plan`.
 pub fn run(args: &PlanArgs, color: bool, out: &mut dyn Write) -> std::io::Result<Outcome> {
     let loaded = load_paths(&args.input.paths);
@@ -87,12 +105,8 @@ pub fn run(args: &PlanArgs, color: bool, out: &mut dyn Write) -> std::io::Result
         .map(|e| e.to_string())
         .collect();
     errors.extend(super::empty_input_error(&loaded, &args.input));
-    let outcome = if errors.is_empty() {
-        Outcome::Clean
-    } else {
-        Outcome::InputErrors
-    };
     let report = build_report(loaded.resources, &live.resources, args, errors);
+    let outcome = outcome_of(&report);
     match args.format {
         PlanFormat::Text => out.write_all(render_text(&report, color).as_bytes())?,
         PlanFormat::Json => {

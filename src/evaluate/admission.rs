@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 
 use super::{AppView, EvaluateOptions, Member, Source, build_inputs_for};
 use crate::model::Resource;
-use crate::model::app::{AppGroup, group_by_app};
+use crate::model::app::{AppGroup, Membership, group_by_app};
 use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::refs::{Resolution, ResourceIndex, produces, references};
 use crate::plan::{Plan, is_builtin_group, kind_order};
@@ -239,7 +239,8 @@ impl PreparedSet {
     /// first use.
     pub fn new(objects: Vec<Resource>) -> Self {
         let facts: Vec<SyncFacts> = objects.iter().map(SyncFacts::of).collect();
-        let groups = group_by_app(&objects, &facts);
+        // The set was read back from the cluster: its objects carry what Argo CD wrote.
+        let groups = group_by_app(&objects, &facts, &Membership::live());
         let mut group_of = vec![0; objects.len()];
         for (g, group) in groups.iter().enumerate() {
             for &i in &group.members {

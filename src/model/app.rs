@@ -1,15 +1,89 @@
 //! Argo CD Applications: which objects belong to which app, and the app settings that change
 //! how Argo CD syncs them (destination namespace, sync options, ignoreDifferences).
 //!
-//! Membership comes from each object's tracking id (`argocd.argoproj.io/tracking-id`) or instance
-//! label (`app.kubernetes.io/instance`), exactly as Argo CD tracks resources. Settings come from an
-//! `argoproj.io/Application` object of that name in the same input, when there is one.
+//! Membership follows the resource tracking method in force ([`Membership`]), as Argo CD's own
+//! `GetAppName` does: with `annotation` or `annotation+label` (the default since Argo CD 3.0) only
+//! the `argocd.argoproj.io/tracking-id` annotation names an object's Application; with `label`
+//! (the default before 3.0, or `application.resourceTrackingMethod: label` in argocd-cm) the
+//! instance label does (`application.instanceLabelKey`, by default `app.kubernetes.io/instance`).
+//!
+//! A rendered chart is not tracked yet: Argo CD adds its marker to every object when it applies
+//! them. So Helm's own `app.kubernetes.io/instance` label says nothing about ownership under
+//! annotation tracking, and under label tracking Argo CD overwrites it on every object of the
+//! render: objects that carry no marker join the input's one labelled Application when there is
+//! exactly one (a chart's `crds/` files are not templated and carry no label).
+//!
+//! When nothing in the input is tracked yet and it holds exactly one Application, the other
+//! objects are that Application's (a GitOps directory: the Application next to what it deploys).
+//!
+//! Settings come from an `argoproj.io/Application` object of that name in the same input, when
+//! there is one.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::Resource;
-use super::argo::{SyncFacts, SyncOptions};
+use super::argo::{INSTANCE_LABEL, SyncFacts, SyncOptions};
+use super::argocd_config::{ArgoCdConfig, TrackingMethod};
+use super::version::ArgoCdVersion;
+
+/// How objects are tied to their Application: the tracking method and instance label key in
+/// force for an Argo CD release and configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Membership {
+    /// The tracking method in force.
+    pub method: TrackingMethod,
+    /// `application.instanceLabelKey` (read only with label tracking).
+    pub label_key: String,
+    /// Untracked objects next to the input's only Application are its own (rendered input, a
+    /// GitOps directory). Off for sets read back from the cluster, whose membership the cluster
+    /// already decided.
+    pub one_application_owns_the_rest: bool,
+}
+
+impl Default for Membership {
+    /// The default of the newest release syncguard models.
+    fn default() -> Self {
+        Self::of(ArgoCdVersion::default(), &ArgoCdConfig::default())
+    }
+}
+
+impl Membership {
+    /// The method argocd-cm sets, else the release's default.
+    pub fn of(version: ArgoCdVersion, config: &ArgoCdConfig) -> Self {
+        Self {
+            method: config
+                .tracking_method
+                .unwrap_or_else(|| TrackingMethod::default_for(version)),
+            label_key: config
+                .instance_label_key
+                .clone()
+                .unwrap_or_else(|| INSTANCE_LABEL.to_string()),
+            one_application_owns_the_rest: true,
+        }
+    }
+
+    /// Objects Argo CD has applied, read back from the cluster (admission, live sets): the
+    /// tracking id when there is one, else the instance label — what any release would have
+    /// written on them.
+    pub fn live() -> Self {
+        Self {
+            method: TrackingMethod::AnnotationAndLabel,
+            label_key: INSTANCE_LABEL.to_string(),
+            one_application_owns_the_rest: false,
+        }
+    }
+
+    /// The Application that owns `r` (with facts `f`) under this method, if it names one.
+    pub fn app_of<'r>(&self, r: &'r Resource, f: &'r SyncFacts) -> Option<&'r str> {
+        match self.method {
+            TrackingMethod::Label => r.label(&self.label_key),
+            TrackingMethod::Annotation => f.tracking.id.as_ref().map(|id| id.app_name()),
+            // `live()`: the id, else the label Argo CD also writes with this method.
+            TrackingMethod::AnnotationAndLabel => f.tracking.app_name(),
+        }
+    }
+}
 
 /// The parts of an `argoproj.io` Application that matter to a sync.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -79,6 +153,29 @@ impl Application {
     }
 }
 
+/// The destination namespace a render was made for, when nothing says it (no Application in the
+/// input, no `--dest-namespace`): the namespace its objects name most often. Argo CD renders a
+/// Helm chart with `--namespace <destination>`, and charts write `{{ .Release.Namespace }}` into
+/// their namespaced objects, so that namespace is the destination; objects that name none land
+/// there too. `None` when no object names a namespace.
+pub fn inferred_destination(objects: &[Resource]) -> Option<String> {
+    let mut counts: Vec<(&str, usize)> = Vec::new();
+    for ns in objects.iter().filter_map(|o| o.namespace.as_deref()) {
+        match counts.iter_mut().find(|(n, _)| *n == ns) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((ns, 1)),
+        }
+    }
+    // The most named; on a tie, the first seen.
+    let mut best: Option<(&str, usize)> = None;
+    for (ns, c) in counts {
+        if best.is_none_or(|(_, b)| c > b) {
+            best = Some((ns, c));
+        }
+    }
+    best.map(|(ns, _)| ns.to_string())
+}
+
 /// The objects of one Application (or of no known Application).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppGroup {
@@ -92,11 +189,40 @@ pub struct AppGroup {
 
 /// Splits objects by owning Application, in order of first appearance. Application objects are
 /// members of the app that tracks *them* (app-of-apps), and also describe the app they name.
-pub fn group_by_app(resources: &[Resource], facts: &[SyncFacts]) -> Vec<AppGroup> {
+/// Under label tracking, objects without the label join the input's only labelled app (Argo CD
+/// labels every object it applies; see the module comment).
+pub fn group_by_app(
+    resources: &[Resource],
+    facts: &[SyncFacts],
+    membership: &Membership,
+) -> Vec<AppGroup> {
+    let names: Vec<Option<&str>> = resources
+        .iter()
+        .zip(facts)
+        .map(|(r, f)| membership.app_of(r, f))
+        .collect();
+    let distinct: std::collections::BTreeSet<&str> = names.iter().flatten().copied().collect();
+    let applications: Vec<&Resource> = resources
+        .iter()
+        .filter(|r| Application::from_resource(r).is_some())
+        .collect();
+    let only_app = match (distinct.len(), applications.as_slice()) {
+        (1, _) if membership.method == TrackingMethod::Label => distinct.into_iter().next(),
+        // Nothing is tracked yet and the input holds one Application: its manifests next to it
+        // (a GitOps directory: the Application and what it deploys).
+        (0, [app]) if membership.one_application_owns_the_rest => Some(app.name.as_str()),
+        _ => None,
+    };
     let mut groups: Vec<AppGroup> = Vec::new();
     let mut by_name: std::collections::HashMap<Option<String>, usize> = Default::default();
-    for (i, f) in facts.iter().enumerate() {
-        let name = f.tracking.app_name().map(str::to_string);
+    for (i, name) in names.iter().enumerate() {
+        // An Application object never joins the app it describes by default: it is the parent's
+        // member (app-of-apps), or nobody's.
+        let is_application = resources
+            .get(i)
+            .is_some_and(|r| Application::from_resource(r).is_some());
+        let default = if is_application { None } else { only_app };
+        let name = name.or(default).map(str::to_string);
         let slot = *by_name.entry(name.clone()).or_insert_with(|| {
             groups.push(AppGroup {
                 name,
@@ -130,8 +256,150 @@ mod tests {
         Resource::from_value(v, None).unwrap()
     }
 
+    fn label_tracking() -> Membership {
+        Membership::of(ArgoCdVersion::new(2, 14), &ArgoCdConfig::default())
+    }
+
+    fn configmap(name: &str, labels: Value, annotations: Value) -> Resource {
+        res(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                   "metadata": {"name": name, "labels": labels, "annotations": annotations}}))
+    }
+
     #[test]
-    fn objects_are_grouped_by_tracking_id_then_instance_label() {
+    fn the_destination_of_a_render_is_the_namespace_its_objects_name_most() {
+        let obj = |ns: Option<&str>| {
+            let mut v =
+                json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "a"}});
+            if let Some(ns) = ns {
+                v["metadata"]["namespace"] = json!(ns);
+            }
+            res(v)
+        };
+        let rs = vec![
+            obj(None),
+            obj(Some("kube-system")),
+            obj(Some("gk")),
+            obj(Some("gk")),
+        ];
+        assert_eq!(inferred_destination(&rs).as_deref(), Some("gk"));
+        assert_eq!(
+            inferred_destination(&rs[..2]).as_deref(),
+            Some("kube-system")
+        );
+        assert_eq!(inferred_destination(&rs[..1]), None);
+    }
+
+    #[test]
+    fn the_tracking_method_follows_the_release_unless_argocd_cm_sets_it() {
+        let none = ArgoCdConfig::default();
+        assert_eq!(
+            Membership::of(ArgoCdVersion::new(3, 0), &none).method,
+            TrackingMethod::Annotation
+        );
+        assert_eq!(label_tracking().method, TrackingMethod::Label);
+        let cm = crate::model::argocd_config::ArgoCdConfig::from_resources(
+            &[res(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "argocd-cm"},
+                "data": {"application.resourceTrackingMethod": "label",
+                         "application.instanceLabelKey": "argocd.argoproj.io/instance"}}))],
+            crate::model::argocd_config::ConfigSource::Input,
+        );
+        let m = Membership::of(ArgoCdVersion::new(3, 4), &cm);
+        assert_eq!(m.method, TrackingMethod::Label);
+        assert_eq!(m.label_key, "argocd.argoproj.io/instance");
+    }
+
+    #[test]
+    fn a_render_without_tracking_ids_is_one_application_under_annotation_tracking() {
+        // helm template output: templated objects carry Helm's instance label, crds/ do not.
+        let rs = vec![
+            configmap("crd-like", json!({}), json!({})),
+            configmap("a", json!({"app.kubernetes.io/instance": "kps"}), json!({})),
+            configmap(
+                "b",
+                json!({"app.kubernetes.io/instance": "other"}),
+                json!({}),
+            ),
+        ];
+        let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
+        let groups = group_by_app(&rs, &facts, &Membership::default());
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].name, None);
+        assert_eq!(groups[0].members, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn under_label_tracking_unlabelled_objects_join_the_only_labelled_app() {
+        let rs = vec![
+            configmap("crd-like", json!({}), json!({})),
+            configmap("a", json!({"app.kubernetes.io/instance": "kps"}), json!({})),
+        ];
+        let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
+        let groups = group_by_app(&rs, &facts, &label_tracking());
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].name.as_deref(), Some("kps"));
+        // Two labelled apps: the unlabelled object belongs to neither.
+        let mut two = rs.clone();
+        two.push(configmap(
+            "b",
+            json!({"app.kubernetes.io/instance": "blog"}),
+            json!({}),
+        ));
+        let facts: Vec<SyncFacts> = two.iter().map(SyncFacts::of).collect();
+        let names: Vec<Option<String>> = group_by_app(&two, &facts, &label_tracking())
+            .into_iter()
+            .map(|g| g.name)
+            .collect();
+        assert_eq!(names, vec![None, Some("kps".into()), Some("blog".into())]);
+    }
+
+    #[test]
+    fn untracked_objects_next_to_the_only_application_are_its_own() {
+        let app = res(
+            json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                             "metadata": {"name": "shop"},
+                             "spec": {"destination": {"namespace": "shop"}}}),
+        );
+        let rs = vec![app.clone(), configmap("a", json!({}), json!({}))];
+        let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
+        let groups = group_by_app(&rs, &facts, &Membership::default());
+        let names: Vec<Option<&str>> = groups.iter().map(|g| g.name.as_deref()).collect();
+        assert_eq!(names, vec![None, Some("shop")]);
+        assert_eq!(groups[1].members, vec![1]);
+        assert!(groups[1].application.is_some());
+        // Two Applications (an app-of-apps directory): nobody's.
+        let mut two = rs.clone();
+        let mut blog = app;
+        blog.name = "blog".into();
+        two.push(blog);
+        let facts: Vec<SyncFacts> = two.iter().map(SyncFacts::of).collect();
+        assert_eq!(group_by_app(&two, &facts, &Membership::default()).len(), 1);
+    }
+
+    #[test]
+    fn under_annotation_tracking_only_the_tracking_id_names_the_app() {
+        let rs = vec![
+            configmap(
+                "a",
+                json!({"app.kubernetes.io/instance": "helm-release"}),
+                json!({"argocd.argoproj.io/tracking-id": "shop:/ConfigMap:shop/a"}),
+            ),
+            configmap(
+                "b",
+                json!({"app.kubernetes.io/instance": "shop"}),
+                json!({}),
+            ),
+        ];
+        let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
+        let names: Vec<Option<String>> = group_by_app(&rs, &facts, &Membership::default())
+            .into_iter()
+            .map(|g| g.name)
+            .collect();
+        assert_eq!(names, vec![Some("shop".into()), None]);
+    }
+
+    #[test]
+    fn objects_read_back_from_the_cluster_are_grouped_by_tracking_id_then_instance_label() {
         let rs = vec![
             res(
                 json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a",
@@ -155,7 +423,7 @@ mod tests {
             ),
         ];
         let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
-        let groups = group_by_app(&rs, &facts);
+        let groups = group_by_app(&rs, &facts, &Membership::live());
         let names: Vec<Option<&str>> = groups.iter().map(|g| g.name.as_deref()).collect();
         assert_eq!(names, vec![Some("shop"), Some("blog"), None]);
         assert_eq!(groups[0].members, vec![0, 3]);

@@ -13,7 +13,9 @@
 //! - `resource.customizations`: the older single YAML block keyed by `<group>/<kind>` with
 //!   `health.lua` and `ignoreDifferences` entries,
 //! - `resource.exclusions` and `resource.inclusions`: YAML lists of `{apiGroups, kinds,
-//!   clusters}`.
+//!   clusters}`,
+//! - `application.resourceTrackingMethod` (`label`, `annotation`, `annotation+label`) and
+//!   `application.instanceLabelKey`: how Argo CD ties objects to Applications.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,6 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::Resource;
 use super::health::{HealthCheckSource, health_check_source};
+use super::version::ArgoCdVersion;
 use crate::manifest::parse_yaml_value;
 
 /// The name of Argo CD's main ConfigMap.
@@ -40,6 +43,43 @@ pub enum ConfigSource {
     File,
     /// The live objects of the cluster.
     Cluster,
+}
+
+/// `application.resourceTrackingMethod`: where Argo CD records which Application an object
+/// belongs to (argo-cd `util/argo/resource_tracking.go`, `GetAppName`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TrackingMethod {
+    /// The instance label (`application.instanceLabelKey`); the default before Argo CD 3.0.
+    #[serde(rename = "label")]
+    Label,
+    /// The `argocd.argoproj.io/tracking-id` annotation; the default since Argo CD 3.0.
+    #[serde(rename = "annotation")]
+    Annotation,
+    /// The annotation decides; the label is also written, for other tools.
+    #[serde(rename = "annotation+label")]
+    AnnotationAndLabel,
+}
+
+impl TrackingMethod {
+    /// The value as argocd-cm spells it; `None` for anything Argo CD does not know.
+    pub fn parse(text: &str) -> Option<Self> {
+        match text.trim() {
+            "label" => Some(Self::Label),
+            "annotation" => Some(Self::Annotation),
+            "annotation+label" => Some(Self::AnnotationAndLabel),
+            _ => None,
+        }
+    }
+
+    /// The method of a release whose argocd-cm sets none: annotation from 3.0 (argo-cd 3.0
+    /// upgrade notes), label before.
+    pub fn default_for(version: ArgoCdVersion) -> Self {
+        if version.at_least(3, 0) {
+            Self::Annotation
+        } else {
+            Self::Label
+        }
+    }
 }
 
 /// What one `AppProject` permits (`input.argocd.config.projects.<name>`).
@@ -115,6 +155,10 @@ pub struct ArgoCdConfig {
     pub inclusions: Vec<Value>,
     /// AppProjects by name.
     pub projects: BTreeMap<String, Project>,
+    /// `application.resourceTrackingMethod`, when set.
+    pub tracking_method: Option<TrackingMethod>,
+    /// `application.instanceLabelKey`, when set.
+    pub instance_label_key: Option<String>,
     /// What could not be read, one line each (reported as input errors by the CLI).
     pub problems: Vec<String>,
 }
@@ -157,6 +201,12 @@ impl ArgoCdConfig {
         self.exclusions.extend(other.exclusions);
         self.inclusions.extend(other.inclusions);
         self.projects.extend(other.projects);
+        if other.tracking_method.is_some() {
+            self.tracking_method = other.tracking_method;
+        }
+        if other.instance_label_key.is_some() {
+            self.instance_label_key = other.instance_label_key;
+        }
         self.problems.extend(other.problems);
     }
 
@@ -186,6 +236,18 @@ impl ArgoCdConfig {
             } else if key == "resource.inclusions" {
                 let items = self.yaml_list(key, text);
                 self.inclusions.extend(items);
+            } else if key == "application.resourceTrackingMethod" {
+                // Argo CD falls back to its default on a value it does not know; say so.
+                match TrackingMethod::parse(text) {
+                    Some(m) => self.tracking_method = Some(m),
+                    None if text.trim().is_empty() => {}
+                    None => self.problems.push(format!(
+                        "{ARGOCD_CM}: `{key}: {text}` is not a tracking method Argo CD knows \
+                         (label, annotation, annotation+label); its default applies"
+                    )),
+                }
+            } else if key == "application.instanceLabelKey" && !text.trim().is_empty() {
+                self.instance_label_key = Some(text.trim().to_string());
             }
         }
     }
@@ -248,6 +310,9 @@ impl ArgoCdConfig {
         m.insert("exclusions".into(), Value::Array(self.exclusions.clone()));
         m.insert("inclusions".into(), Value::Array(self.inclusions.clone()));
         m.insert("projects".into(), json!(self.projects));
+        if let Some(method) = self.tracking_method {
+            m.insert("tracking_method".into(), json!(method));
+        }
         Value::Object(m)
     }
 }
