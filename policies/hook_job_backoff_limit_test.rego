@@ -155,7 +155,7 @@ test_an_empty_input_yields_nothing_and_does_not_fail if {
 
 test_meta_follows_the_contract if {
 	rule.meta.id == "SG102"
-	rule.meta.severity == "medium"
+	rule.meta.severity == "low"
 	rule.meta.action == "mutate"
 	rule.meta.docs == "docs/rules/SG102.md"
 }

@@ -164,6 +164,7 @@ test_a_post_delete_hook_job_is_reported_with_its_hook_type if {
 	count(v) == 1
 	some x in v
 	startswith(x.msg, "Job app-foo/svc-foo-migration is a PostDelete hook without spec.activeDeadlineSeconds")
+	contains(x.msg, "the Application's deletion never finishes")
 }
 
 test_a_generate_name_hook_is_named_by_its_prefix if {
@@ -193,7 +194,7 @@ test_an_empty_input_yields_nothing_and_does_not_fail if {
 
 test_meta_follows_the_contract if {
 	rule.meta.id == "SG101"
-	rule.meta.severity == "high"
+	rule.meta.severity == "medium"
 	rule.meta.action == "mutate"
 	rule.meta.docs == "docs/rules/SG101.md"
 	count(rule.meta.title) > 0

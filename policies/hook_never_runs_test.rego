@@ -100,8 +100,19 @@ test_a_helm_test_pod_is_dropped_by_argo_cd if {
 	v == {{
 		"msg": "Pod app-foo/svc-foo-test-connection: helm.sh/hook \"test\" is a Helm hook Argo CD never runs, and nothing else makes it a hook Argo CD knows, so Argo CD drops the whole object: it is never applied. Argo CD never runs Helm tests: run them with `helm test` outside Argo CD, or make it an Argo CD hook (argocd.argoproj.io/hook: PostSync) to run it after every sync.",
 		"path": helm_path,
-		"severity": "medium",
+		"severity": "info",
+		"cause": "dropped test",
 	}}
+}
+
+test_a_dropped_hook_whose_name_is_a_typo_is_medium if {
+	r := review(
+		helm_job({"helm.sh/hook": "pre-instal"}),
+		facts({"helm_hooks": ["pre-instal"], "unsupported_helm_hooks": ["pre-instal"], "ignored": {"reason": "garbage-hook"}}),
+	)
+	some v in rule.violations with input as r
+	v.severity == "medium"
+	v.cause == "dropped pre-instal"
 }
 
 test_a_rollback_item_next_to_a_usable_one_is_low_and_install_only_is_info if {
@@ -117,12 +128,14 @@ test_a_rollback_item_next_to_a_usable_one_is_low_and_install_only_is_info if {
 		{
 			"msg": "Job app-foo/svc-foo-db-init: helm.sh/hook \"pre-rollback\" is a Helm hook Argo CD never runs; Argo CD ignores it and runs the object only as a PreSync hook. Argo CD has no rollback hooks (a rollback is a sync to an older revision): make it a PreSync or PostSync hook if it must run.",
 			"path": helm_path,
-			"severity": "low",
+			"severity": "info",
+			"cause": "ignored pre-rollback",
 		},
 		{
 			"msg": "Job app-foo/svc-foo-db-init has helm.sh/hook \"pre-install\" without \"pre-upgrade\": Argo CD cannot tell an install from an upgrade and runs it as a PreSync hook on every sync, not only on the first install. Make it idempotent, and add pre-upgrade to say so.",
 			"path": helm_path,
 			"severity": "info",
+			"cause": "one-sided pre-install",
 		},
 	}
 }
@@ -145,6 +158,7 @@ test_an_upgrade_only_hook_also_runs_on_the_first_sync if {
 		"msg": "Job app-foo/svc-foo-db-init has helm.sh/hook \"post-upgrade\" without \"post-install\": Argo CD cannot tell an install from an upgrade and runs it as a PostSync hook on every sync, including the very first one. Make it safe on a fresh install, and add post-install to say so.",
 		"path": helm_path,
 		"severity": "info",
+		"cause": "one-sided post-upgrade",
 	}}
 }
 
@@ -235,7 +249,7 @@ test_an_unsupported_item_next_to_a_delete_hook_says_when_it_runs if {
 	v := rule.violations with input as r
 	count(v) == 1
 	some x in v
-	x.severity == "low"
+	x.severity == "info"
 	contains(x.msg, "Argo CD ignores it and runs the object only as a PreDelete hook, when the Application is deleted. Argo CD never runs Helm tests")
 }
 

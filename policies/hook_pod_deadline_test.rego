@@ -138,7 +138,7 @@ test_an_empty_input_yields_nothing_and_does_not_fail if {
 
 test_meta_follows_the_contract if {
 	rule.meta.id == "SG104"
-	rule.meta.severity == "high"
+	rule.meta.severity == "medium"
 	rule.meta.action == "mutate"
 	rule.meta.docs == "docs/rules/SG104.md"
 }

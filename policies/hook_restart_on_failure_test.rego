@@ -162,7 +162,7 @@ test_malformed_objects_yield_nothing_and_do_not_fail if {
 
 test_meta_follows_the_contract if {
 	rule.meta.id == "SG103"
-	rule.meta.severity == "high"
+	rule.meta.severity == "medium"
 	rule.meta.action == "warn"
 	rule.meta.docs == "docs/rules/SG103.md"
 }

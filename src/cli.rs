@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// It knows exactly how Argo CD orders a sync (phases, hooks, waves, kind order, health gating)
 /// and shows it before the sync runs.
 ///
-/// Exit codes: 0 = clean, 1 = blocking findings, 2 = error (bad input, unreadable files).
+/// Exit codes: 0 = clean, 1 = blocking findings, 2 = error (bad input, unreadable files, a rule
+/// that could not be evaluated).
 #[derive(Debug, Parser)]
 #[command(name = "syncguard", version, propagate_version = true)]
 pub struct Cli {
@@ -29,6 +30,10 @@ pub enum Command {
     /// wave: which steps wait for health before the next one starts, which hooks block, which
     /// Namespaces/CRDs Argo CD moves forward, and which objects it will never apply (and why).
     ///
+    /// Exit codes: 0 the plan was made, 1 Argo CD will refuse the sync (with --require-crds: a
+    /// custom resource whose CRD the cluster does not serve), 2 input errors (the readable files
+    /// are still planned and shown).
+    ///
     /// Examples:
     ///
     ///   syncguard plan examples/seed-incident
@@ -43,8 +48,10 @@ pub enum Command {
     /// Loads every `*.rego` file and `config.yaml` of DIR, runs each rule whose name starts with
     /// `test_`, and prints PASS/FAIL per test and a summary line. Test packages run side by side
     /// (each with all the rules); a test that fails is run again with every file loaded, so
-    /// what is reported is what the whole directory gives. Exit code 1 when a test fails or
-    /// errors, 2 when the policies do not load.
+    /// what is reported is what the whole directory gives. A directory with only a config.yaml
+    /// runs the built-in rules' tests with that configuration. Exit code 1 when a test fails or
+    /// errors, 2 when the policies do not load or DIR holds no test_* rule at all (nothing
+    /// was tested).
     ///
     /// Examples:
     ///
@@ -61,7 +68,10 @@ pub enum Command {
     /// carry tracking ids or instance labels.
     ///
     /// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 input or policy errors (the
-    /// readable files are still checked and reported).
+    /// readable files are still checked and reported). Input errors include what kubectl refuses
+    /// to apply: a key repeated in one mapping, a label or annotation value that is not a string
+    /// (`argocd.argoproj.io/sync-wave: 5` must be "5"). A policy error is a rule that could not
+    /// be evaluated on an object, whatever its action.
     ///
     /// Examples:
     ///
@@ -88,7 +98,8 @@ pub enum Command {
     /// timestamps, checksums of those) make Argo CD report the app OutOfSync after every
     /// refresh and loop with self-heal. Each changing field is reported with file:line in the
     /// first render, the values seen, the likely cause and the fix. Exit 0 when every render is
-    /// identical, 1 when a field changes, 2 when the command fails.
+    /// identical, 1 when a field changes, 2 when the command fails or its first render holds no
+    /// readable Kubernetes object (nothing was compared).
     ///
     /// Examples:
     ///
@@ -200,7 +211,8 @@ pub struct ServeArgs {
     pub cert_dir: PathBuf,
 
     /// Policy directory to use instead of the built-in rules; watched. A changed directory goes
-    /// live only when it loads and its own test_* rules pass.
+    /// live only when it loads and its own test_* rules pass. A directory with only a
+    /// config.yaml runs the built-in rules (and tests) with that configuration.
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
     pub policies: Option<PathBuf>,
 
@@ -403,7 +415,8 @@ pub struct ReconcileArgs {
     #[arg(long, env = "SYNCGUARD_NO_AUDIT")]
     pub no_audit: bool,
 
-    /// Policy directory to use instead of the built-in rules.
+    /// Policy directory to use instead of the built-in rules; a directory with only a
+    /// config.yaml runs the built-in rules with that configuration (as for `check`).
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
     pub policies: Option<PathBuf>,
 
@@ -615,7 +628,11 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = FailOnArg::Deny)]
     pub fail_on: FailOnArg,
 
-    /// Policy directory to use instead of the built-in rules.
+    /// Policy directory to use instead of the built-in rules: its *.rego files and its
+    /// config.yaml. A directory with only a config.yaml (no .rego file) tunes the built-in rules
+    /// instead: the built-in rules run with that config.yaml in place of the built-in one (keys
+    /// it leaves out keep their defaults), e.g. `actions: {SG103: off}`. --argocd-version wins
+    /// over `argocd_version` in either config.yaml.
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
     pub policies: Option<PathBuf>,
 
@@ -623,11 +640,17 @@ pub struct CheckArgs {
     #[arg(long)]
     pub show_patches: bool,
 
-    /// Destination namespace for apps whose Application is not in the input.
+    /// Destination namespace for apps whose Application is not in the input. Argo CD puts
+    /// every object that names no namespace there. Default: the namespace the input's objects
+    /// name most often (a chart rendered with `--namespace NS` writes NS into its objects),
+    /// else `default`.
     #[arg(long, value_name = "NAMESPACE")]
     pub dest_namespace: Option<String>,
 
-    /// Treat custom kinds whose CRD is not in the input as unknown to the cluster.
+    /// Declare that the cluster has no CRDs beyond those in the input: custom kinds whose CRD is
+    /// not in the input are not served (`input.context.require_crds`), so SG203 states that
+    /// Argo CD will refuse the sync and denies (exit 1), instead of warning that the CRD may
+    /// be missing.
     #[arg(long)]
     pub require_crds: bool,
 
@@ -663,7 +686,10 @@ pub struct InputsArgs {
     #[command(flatten)]
     pub input: InputArgs,
 
-    /// Destination namespace for apps whose Application is not in the input.
+    /// Destination namespace for apps whose Application is not in the input. Argo CD puts
+    /// every object that names no namespace there. Default: the namespace the input's objects
+    /// name most often (a chart rendered with `--namespace NS` writes NS into its objects),
+    /// else `default`.
     #[arg(long, value_name = "NAMESPACE")]
     pub dest_namespace: Option<String>,
 
@@ -724,8 +750,17 @@ pub struct TestArgs {
     pub coverage: bool,
 
     /// Output format.
-    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
-    pub format: PlanFormat,
+    #[arg(long, value_enum, default_value_t = TestFormat::Text)]
+    pub format: TestFormat,
+}
+
+/// Formats of `syncguard test`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TestFormat {
+    /// PASS/FAIL/ERROR per test, the coverage table with --coverage, and a summary line.
+    Text,
+    /// Every test with its outcome and duration, the counts and the coverage, as JSON.
+    Json,
 }
 
 /// Where manifests come from (shared by every dry-run command).
@@ -762,7 +797,8 @@ pub struct PlanArgs {
 
     /// The Application's destination namespace. Argo CD gives it to every object that has no
     /// namespace (even cluster-scoped ones), which decides where Namespaces are moved to.
-    /// Taken from an Application in the input when there is one.
+    /// Taken from an Application in the input when there is one; else the namespace the
+    /// objects name most often; else `default`.
     #[arg(long, value_name = "NAMESPACE")]
     pub dest_namespace: Option<String>,
 
@@ -780,8 +816,8 @@ pub struct PlanArgs {
     pub live: Vec<PathBuf>,
 
     /// Treat custom kinds whose CRD is not in the input as not served by the cluster, as Argo CD
-    /// does when the CRD is not installed: the sync is then reported invalid. By default
-    /// syncguard assumes such CRDs are installed already.
+    /// does when the CRD is not installed: the sync is then reported invalid and `plan` exits 1.
+    /// By default syncguard assumes such CRDs are installed already.
     #[arg(long)]
     pub require_crds: bool,
 
@@ -863,6 +899,33 @@ mod tests {
                 .is_err()
         );
         assert!(Cli::try_parse_from(["syncguard", "serve", "--app-namespace", "argocd"]).is_err());
+    }
+
+    fn long_help(subcommand: &str) -> String {
+        Cli::command()
+            .find_subcommand_mut(subcommand)
+            .unwrap()
+            .render_long_help()
+            .to_string()
+    }
+
+    #[test]
+    fn test_help_describes_test_output_not_a_plan() {
+        let help = long_help("test");
+        assert!(!help.contains("timeline"), "{help}");
+        assert!(!help.contains("The plan"), "{help}");
+        assert!(help.contains("PASS/FAIL/ERROR per test"), "{help}");
+        assert!(help.contains("no test_* rule"), "{help}");
+    }
+
+    #[test]
+    fn help_documents_require_crds_exit_codes_and_config_only_policy_dirs() {
+        let plan = long_help("plan");
+        assert!(plan.contains("1 Argo CD will refuse the sync"), "{plan}");
+        assert!(plan.contains("`plan` exits 1"), "{plan}");
+        let check = long_help("check");
+        assert!(check.contains("only a config.yaml"), "{check}");
+        assert!(check.contains("input.context.require_crds"), "{check}");
     }
 
     #[test]

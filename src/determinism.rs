@@ -185,9 +185,10 @@ impl DeterminismReport {
         self.diffs.is_empty() && self.presence.is_empty()
     }
 
-    /// The findings as a normal [`Report`], for the usual renderers and exit codes.
+    /// The findings as a normal [`Report`], for the usual renderers and exit codes; its object
+    /// count is the distinct objects seen across the runs.
     pub fn into_report(self) -> Report {
-        Report::new(self.findings, self.errors)
+        Report::new(self.findings, self.errors).with_objects(self.objects)
     }
 }
 
@@ -536,7 +537,8 @@ fn is_excluded_from_sync_status(r: &Resource) -> bool {
 }
 
 /// Load errors of every run, without repeating in later runs what run 1 already reported,
-/// plus an error when run 1 rendered nothing at all.
+/// plus an error when run 1 rendered no object at all, even if what it printed was reported as
+/// unreadable: then nothing was compared, which must never read as a clean result.
 fn load_errors(renders: &[Render], loaded: &[Loaded]) -> Vec<String> {
     let mut errors = Vec::new();
     let mut first_run: Vec<String> = Vec::new();
@@ -554,11 +556,15 @@ fn load_errors(renders: &[Render], loaded: &[Loaded]) -> Vec<String> {
     }
     if let (Some(render), Some(l)) = (renders.first(), loaded.first())
         && l.resources.is_empty()
-        && l.errors.is_empty()
     {
+        let what = if l.errors.is_empty() {
+            "no Kubernetes objects"
+        } else {
+            "no readable Kubernetes objects"
+        };
         errors.push(format!(
-            "{}: the command printed no Kubernetes objects, so there was nothing to compare \
-             (wrong chart path or values?)",
+            "{}: the command printed {what}, so there was nothing to compare (wrong chart path \
+             or values?)",
             render.label
         ));
     }
@@ -701,6 +707,8 @@ fn finding(
         path,
         patch: None,
         docs: Some(DOCS.to_string()),
+        cause: None,
+        also: Vec::new(),
         application: None,
     }
 }
@@ -915,6 +923,32 @@ mod tests {
               compare (wrong chart path or values?)"
             ]
         );
+    }
+
+    #[test]
+    fn a_render_without_readable_objects_is_an_error_even_when_its_output_was_reported() {
+        let report = compare_renders(&renders(&["kind: [\n", "kind: [\n"]));
+        assert_eq!(report.objects, 0);
+        assert_eq!(report.errors.len(), 2, "{:?}", report.errors);
+        assert!(
+            report.errors[0].contains("invalid YAML"),
+            "{:?}",
+            report.errors
+        );
+        assert_eq!(
+            report.errors[1],
+            "render#1: the command printed no readable Kubernetes objects, so there was nothing \
+             to compare (wrong chart path or values?)"
+        );
+    }
+
+    #[test]
+    fn the_report_counts_the_objects_compared() {
+        let report = compare_renders(&renders(&[CM, CM])).into_report();
+        assert_eq!(report.summary.objects, 1);
+        let empty = compare_renders(&renders(&["", ""])).into_report();
+        assert_eq!(empty.summary.objects, 0);
+        assert_eq!(empty.summary.errors, 1);
     }
 
     #[test]

@@ -20,9 +20,10 @@ use std::sync::{Arc, OnceLock};
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
-use crate::finding::{Finding, Report};
+use crate::finding::{Finding, Report, group_causes};
 use crate::model::Resource;
-use crate::model::app::{Application, group_by_app};
+use crate::model::app::{Application, Membership, group_by_app, inferred_destination};
+use crate::model::apply::ApplySize;
 use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name};
 use crate::model::refs::is_cluster_scoped;
@@ -183,7 +184,7 @@ pub fn evaluate(
             findings.push(f);
         }
     }
-    Report::new(findings, errors).with_objects(resources.len())
+    Report::new(group_causes(findings), errors).with_objects(resources.len())
 }
 
 /// Builds the policy input document of every object (same order as `resources`), plus each
@@ -225,7 +226,14 @@ fn map_inputs<T: Send>(
         resources.par_iter().map(SyncFacts::of).collect()
     };
     let options = &with_input_config(options, resources);
-    let groups = group_by_app(resources, &all_facts);
+    // Admitted objects and their set come from the cluster and carry what Argo CD wrote on
+    // them; rendered manifests (and the audit, whose configuration is read from the cluster)
+    // follow the tracking method in force.
+    let membership = match options.source {
+        Source::Admission => Membership::live(),
+        Source::Check | Source::Audit => Membership::of(options.argocd, &options.argocd_config),
+    };
+    let groups = group_by_app(resources, &all_facts, &membership);
     let whole = groups.len() == 1;
     let mut outputs: Vec<Option<T>> = std::iter::repeat_with(|| None)
         .take(resources.len())
@@ -310,6 +318,8 @@ impl<'a> AppView<'a> {
             .map(|a| a.destination_namespace.clone())
             .filter(|n| !n.is_empty())
             .or_else(|| options.destination_namespace.clone())
+            // A render with no Application: the namespace it was rendered for.
+            .or_else(|| inferred_destination(&objects))
             .unwrap_or_else(|| "default".to_string());
         let settings = AppSettings {
             destination_namespace: destination_namespace.clone(),
@@ -426,6 +436,10 @@ impl<'a> AppView<'a> {
         doc.insert("dependents".into(), Value::Array(dependents));
         doc.insert("collisions".into(), Value::Array(self.collisions_of(&me)));
         doc.insert(
+            "apply".into(),
+            json!(ApplySize::of(&me.resource.raw, self.name.as_deref())),
+        );
+        doc.insert(
             "has_template".into(),
             Value::Bool(has_template(&me.resource.raw)),
         );
@@ -448,6 +462,7 @@ impl<'a> AppView<'a> {
                 "source": options.source.context(),
                 "dry_run": false,
                 "complete": options.complete,
+                "require_crds": options.require_crds,
             }),
         );
         doc.insert(

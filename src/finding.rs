@@ -353,6 +353,24 @@ pub struct Finding {
     /// `meta.docs` of the rule, e.g. `docs/rules/SG101.md`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub docs: Option<String>,
+    /// The violation's `cause`, when the rule gave one: findings of one rule with the same
+    /// cause in one Application are one fact ([`Report::group_causes`]).
+    #[serde(skip)]
+    pub cause: Option<String>,
+    /// The other objects of a finding that states one fact about several objects (the same
+    /// `cause`), in input order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<Related>,
+}
+
+/// Another object a finding is about.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Related {
+    /// The object.
+    pub resource: ResourceRef,
+    /// Where it is in the input files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub location: Option<SourceLocation>,
 }
 
 impl Finding {
@@ -449,6 +467,42 @@ impl Report {
     }
 }
 
+/// Merges findings that state one fact about several objects: same rule, same `cause`, same
+/// Application, action, severity and status. The first (in input order) keeps its place and
+/// message and names the others in [`Finding::also`]. Findings without a cause are unchanged.
+pub fn group_causes(findings: Vec<Finding>) -> Vec<Finding> {
+    type Key = (RuleId, Option<String>, String, Action, Severity, String);
+    let mut first_of: std::collections::HashMap<Key, usize> = std::collections::HashMap::new();
+    let mut out: Vec<Finding> = Vec::with_capacity(findings.len());
+    for f in findings {
+        let Some(cause) = f.cause.clone() else {
+            out.push(f);
+            continue;
+        };
+        let key: Key = (
+            f.rule_id.clone(),
+            f.application.clone(),
+            cause,
+            f.action,
+            f.severity,
+            format!("{:?}", f.status),
+        );
+        match first_of.get(&key).and_then(|&i| out.get_mut(i)) {
+            Some(first) if first.resource != f.resource => first.also.push(Related {
+                resource: f.resource,
+                location: f.location,
+            }),
+            // The same object twice (two paths, one cause): one finding is enough.
+            Some(_) => {}
+            None => {
+                first_of.insert(key, out.len());
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
 fn summarize(findings: &[Finding], errors: usize) -> Summary {
     let mut s = Summary {
         total: findings.len(),
@@ -488,6 +542,44 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    #[test]
+    fn findings_of_one_cause_in_one_application_become_one_naming_every_object() {
+        let with = |name: &str, cause: Option<&str>, app: &str| {
+            let mut f = finding(Action::Warn, Status::Open);
+            f.resource.name = name.into();
+            f.cause = cause.map(str::to_string);
+            f.application = Some(app.into());
+            f
+        };
+        let grouped = group_causes(vec![
+            with("job", Some("one-sided pre-install"), "shop"),
+            with("job", Some("one-sided pre-install"), "shop"),
+            with("role", Some("one-sided pre-install"), "shop"),
+            with("other", Some("one-sided pre-install"), "blog"),
+            with("alone", None, "shop"),
+            with("alone-too", None, "shop"),
+        ]);
+        let names: Vec<(&str, Vec<&str>)> = grouped
+            .iter()
+            .map(|f| {
+                (
+                    f.resource.name.as_str(),
+                    f.also.iter().map(|r| r.resource.name.as_str()).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                ("job", vec!["role"]),
+                ("other", vec![]),
+                ("alone", vec![]),
+                ("alone-too", vec![]),
+            ]
+        );
+        assert_eq!(Report::new(grouped, vec![]).summary.open, 4);
+    }
+
     fn finding(action: Action, status: Status) -> Finding {
         Finding {
             rule_id: RuleId::from("SG101"),
@@ -508,6 +600,8 @@ mod tests {
             path: Some("/spec/activeDeadlineSeconds".into()),
             patch: None,
             docs: Some("docs/rules/SG101.md".into()),
+            cause: None,
+            also: Vec::new(),
         }
     }
 

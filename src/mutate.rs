@@ -407,6 +407,8 @@ mod tests {
             path: None,
             patch: Some(serde_json::from_value(patch).unwrap()),
             docs: None,
+            cause: None,
+            also: Vec::new(),
         };
         let deadline = json!([{"op": "add", "path": "/spec/activeDeadlineSeconds", "value": 900}]);
         let backoff = json!([{"op": "add", "path": "/spec/backoffLimit", "value": 2}]);

@@ -56,6 +56,8 @@ impl F {
             path: None,
             patch: None,
             docs: Some(format!("docs/rules/{rule}.md")),
+            cause: None,
+            also: Vec::new(),
         })
     }
     fn severity(mut self, s: Severity) -> Self {

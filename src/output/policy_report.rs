@@ -305,6 +305,8 @@ mod tests {
             path: Some("/spec".into()),
             patch: None,
             docs: Some(format!("docs/rules/{rule}.md")),
+            cause: None,
+            also: Vec::new(),
         }
     }
 

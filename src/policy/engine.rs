@@ -58,9 +58,24 @@ pub(crate) const AGGREGATE_PACKAGE: &str = "syncguard.__evaluation";
 /// The aggregate rules, one per dispatch group (`outcomes_<n>`), one evaluated per resource.
 pub(crate) const AGGREGATE_RULE: &str = "data.syncguard.__evaluation.outcomes";
 
-/// Which rules an object evaluates, by its kind and whether it is a hook (`meta.kinds`,
-/// `meta.hooks_only`): rules that cannot report on an object are left out of its aggregate, so
-/// adding a Job-only or hook-only rule costs nothing for the other objects.
+/// What a rule's meta says about which objects it can report on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Restriction {
+    /// `meta.kinds`: only these kinds (`None`: every kind).
+    pub kinds: Option<Vec<String>>,
+    /// `meta.hooks_only`: only hooks.
+    pub hooks_only: bool,
+    /// `meta.unapplied`: the rule judges objects Argo CD never applies (`hook: Skip`, hooks with
+    /// no type it runs). Every other rule is a judgement about an object *as applied*, so those
+    /// objects never evaluate it — whether or not the dispatch is enabled.
+    pub unapplied: bool,
+}
+
+/// Which rules an object evaluates. Objects Argo CD never applies evaluate only the rules that
+/// say so (`meta.unapplied`): a semantic filter. For the others, the rules whose `meta.kinds` and
+/// `meta.hooks_only` admit the object: a dispatch, which only saves time — rules that cannot
+/// report on an object are left out of its aggregate, so adding a Job-only or hook-only rule
+/// costs nothing for the other objects.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Dispatch {
     /// Slot indices of each group, in slot order.
@@ -69,27 +84,14 @@ pub(crate) struct Dispatch {
     by_kind: std::collections::HashMap<(String, bool), usize>,
     /// Group of objects whose kind no rule names: [not a hook, hook].
     other: [usize; 2],
+    /// Group of objects Argo CD never applies.
+    unapplied: usize,
 }
 
 impl Dispatch {
-    /// Groups for slots with these restrictions (`None`: every kind); `enabled` false puts
-    /// every rule in one group (for differential tests of the dispatch itself).
-    pub fn new(restrictions: &[(Option<Vec<String>>, bool)], enabled: bool) -> Self {
-        let all: Vec<usize> = (0..restrictions.len()).collect();
-        if !enabled {
-            return Self {
-                groups: vec![all],
-                by_kind: std::collections::HashMap::new(),
-                other: [0, 0],
-            };
-        }
-        let mut kinds: Vec<&String> = restrictions
-            .iter()
-            .filter_map(|(k, _)| k.as_ref())
-            .flatten()
-            .collect();
-        kinds.sort();
-        kinds.dedup();
+    /// Groups for slots with these restrictions; `enabled` false puts every rule in one group
+    /// (for differential tests of the dispatch itself), apart from the unapplied group.
+    pub fn new(restrictions: &[Restriction], enabled: bool) -> Self {
         let mut groups: Vec<Vec<usize>> = Vec::new();
         let mut group_of = |members: Vec<usize>| -> usize {
             match groups.iter().position(|g| *g == members) {
@@ -100,13 +102,36 @@ impl Dispatch {
                 }
             }
         };
+        let unapplied_members: Vec<usize> = restrictions
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| r.unapplied)
+            .map(|(i, _)| i)
+            .collect();
+        if !enabled {
+            let all = group_of((0..restrictions.len()).collect());
+            let unapplied = group_of(unapplied_members);
+            return Self {
+                groups,
+                by_kind: std::collections::HashMap::new(),
+                other: [all, all],
+                unapplied,
+            };
+        }
+        let mut kinds: Vec<&String> = restrictions
+            .iter()
+            .filter_map(|r| r.kinds.as_ref())
+            .flatten()
+            .collect();
+        kinds.sort();
+        kinds.dedup();
         let members = |kind: Option<&str>, hook: bool| -> Vec<usize> {
             restrictions
                 .iter()
                 .enumerate()
-                .filter(|(_, (kinds, hooks_only))| {
-                    (!hooks_only || hook)
-                        && kinds
+                .filter(|(_, r)| {
+                    (!r.hooks_only || hook)
+                        && r.kinds
                             .as_ref()
                             .is_none_or(|ks| kind.is_some_and(|k| ks.iter().any(|x| x == k)))
                 })
@@ -124,19 +149,25 @@ impl Dispatch {
                 by_kind.insert((kind.clone(), hook), g);
             }
         }
+        let unapplied = group_of(unapplied_members);
         Self {
             groups,
             by_kind,
             other,
+            unapplied,
         }
     }
 
     /// The group of an input document.
     pub fn group_of(&self, input: &RegoValue) -> usize {
-        let hook = matches!(
-            &input[&RegoValue::from("sync")][&RegoValue::from("is_hook")],
-            RegoValue::Bool(true)
-        );
+        let sync = &input[&RegoValue::from("sync")];
+        if let RegoValue::String(reason) =
+            &sync[&RegoValue::from("ignored")][&RegoValue::from("reason")]
+            && never_applied(reason)
+        {
+            return self.unapplied;
+        }
+        let hook = matches!(&sync[&RegoValue::from("is_hook")], RegoValue::Bool(true));
         if let RegoValue::String(kind) =
             &input[&RegoValue::from("resource")][&RegoValue::from("kind")]
             && let Some(g) = self.by_kind.get(&(kind.to_string(), hook))
@@ -150,6 +181,12 @@ impl Dispatch {
     pub fn rule(g: usize) -> String {
         format!("{AGGREGATE_RULE}_{g}")
     }
+}
+
+/// `input.sync.ignored.reason` values of objects a sync never applies (`delete-hook-only`
+/// objects are applied, at deletion, so every rule still judges them).
+fn never_applied(reason: &str) -> bool {
+    matches!(reason, "skip" | "garbage-hook")
 }
 
 /// How often the execution timer is consulted, in evaluation steps: often enough that a runaway
@@ -221,6 +258,10 @@ pub struct Violation {
     /// `config.yaml` overrides (a finding whose truth rests on an assumption is downgraded).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub action: Option<Action>,
+    /// The violation's `"cause"`: violations of one rule with the same cause in one Application
+    /// are one fact about several objects, reported as one finding naming them all.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
 }
 
 /// What one rule concluded about one input.
@@ -634,11 +675,17 @@ fn parse_violations(v: &RegoValue) -> Result<Vec<Violation>, String> {
                 ));
             }
         };
+        let cause = match o.get(&RegoValue::from("cause")) {
+            None | Some(RegoValue::Undefined) | Some(RegoValue::Null) => None,
+            Some(RegoValue::String(s)) if !s.is_empty() => Some(s.to_string()),
+            Some(_) => return Err(bad("an object whose `cause` is a non-empty string", item)),
+        };
         out.push(Violation {
             msg,
             path,
             severity,
             action,
+            cause,
         });
     }
     Ok(out)
@@ -684,7 +731,7 @@ mod tests {
         ];
         let src = aggregate_module(
             &slots,
-            &Dispatch::new(&[(None, false), (None, false)], true),
+            &Dispatch::new(&[Restriction::default(), Restriction::default()], true),
         );
         assert!(src.contains(
             "\"hook_deadline\": {\"violations\": data.syncguard.rules.hook_deadline.violations, \"patches\": data.syncguard.rules.hook_deadline.patches},"
@@ -694,15 +741,21 @@ mod tests {
 
     #[test]
     fn objects_evaluate_only_the_rules_that_can_report_on_them() {
-        let job = || Some(vec!["Job".to_string()]);
-        let pod_or_job = || Some(vec!["Pod".to_string(), "Job".to_string()]);
-        // 0: every object, 1: Jobs, 2: hooks, 3: hook Pods and Jobs.
+        let r = |kinds: Option<&[&str]>, hooks_only: bool| Restriction {
+            kinds: kinds.map(|ks| ks.iter().map(|k| (*k).to_string()).collect()),
+            hooks_only,
+            unapplied: false,
+        };
+        // 0: every object, 1: Jobs, 2: hooks, 3: hook Pods and Jobs, 4: also unapplied objects.
+        let mut unapplied = r(None, false);
+        unapplied.unapplied = true;
         let d = Dispatch::new(
             &[
-                (None, false),
-                (job(), false),
-                (None, true),
-                (pod_or_job(), true),
+                r(None, false),
+                r(Some(&["Job"]), false),
+                r(None, true),
+                r(Some(&["Pod", "Job"]), true),
+                unapplied.clone(),
             ],
             true,
         );
@@ -712,17 +765,31 @@ mod tests {
             ));
             d.groups[d.group_of(&input)].clone()
         };
-        assert_eq!(group("ConfigMap", false), [0]);
-        assert_eq!(group("ConfigMap", true), [0, 2]);
-        assert_eq!(group("Job", false), [0, 1]);
-        assert_eq!(group("Job", true), [0, 1, 2, 3]);
-        assert_eq!(group("Pod", true), [0, 2, 3]);
-        assert_eq!(group("Pod", false), [0]);
+        assert_eq!(group("ConfigMap", false), [0, 4]);
+        assert_eq!(group("ConfigMap", true), [0, 2, 4]);
+        assert_eq!(group("Job", false), [0, 1, 4]);
+        assert_eq!(group("Job", true), [0, 1, 2, 3, 4]);
+        assert_eq!(group("Pod", true), [0, 2, 3, 4]);
+        assert_eq!(group("Pod", false), [0, 4]);
         // Malformed input: no kind, no sync facts.
-        assert_eq!(d.groups[d.group_of(&rv("{}"))], [0]);
-        // Disabled: one group with every rule.
-        let off = Dispatch::new(&[(None, false), (job(), true)], false);
-        assert_eq!(off.groups, [vec![0, 1]]);
+        assert_eq!(d.groups[d.group_of(&rv("{}"))], [0, 4]);
+        // A helm test Pod (a hook with no type Argo CD runs) and `hook: Skip`: only rule 4.
+        for reason in ["garbage-hook", "skip"] {
+            let input = rv(&format!(
+                r#"{{"resource": {{"kind": "Pod"}}, "sync": {{"is_hook": true, "ignored": {{"reason": "{reason}"}}}}}}"#
+            ));
+            assert_eq!(d.groups[d.group_of(&input)], [4], "{reason}");
+        }
+        // A delete hook is applied (at deletion): every rule that admits it.
+        let delete_hook = rv(
+            r#"{"resource": {"kind": "Job"}, "sync": {"is_hook": true, "ignored": {"reason": "delete-hook-only"}}}"#,
+        );
+        assert_eq!(d.groups[d.group_of(&delete_hook)], [0, 1, 2, 3, 4]);
+        // Disabled: one group with every rule, but unapplied objects are still filtered.
+        let off = Dispatch::new(&[r(None, false), r(Some(&["Job"]), true), unapplied], false);
+        assert_eq!(off.groups, [vec![0, 1, 2], vec![2]]);
+        let skipped = rv(r#"{"sync": {"ignored": {"reason": "skip"}}}"#);
+        assert_eq!(off.groups[off.group_of(&skipped)], [2]);
     }
 
     #[test]
@@ -735,15 +802,22 @@ mod tests {
                     path: Some("/spec".into()),
                     severity: None,
                     action: None,
+                    cause: None,
                 },
                 Violation {
                     msg: "n".into(),
                     path: None,
                     severity: None,
                     action: None,
+                    cause: None,
                 }
             ]
         );
+        assert_eq!(
+            parse_violations(&rv(r#"[{"msg": "m", "cause": "hooks of r"}]"#)).unwrap()[0].cause,
+            Some("hooks of r".into())
+        );
+        assert!(parse_violations(&rv(r#"[{"msg": "m", "cause": 3}]"#)).is_err());
         assert_eq!(
             parse_violations(&rv(r#"[{"msg": "m", "severity": "info"}]"#)).unwrap()[0].severity,
             Some(Severity::Info)

@@ -118,7 +118,8 @@ pub enum PolicyError {
     },
     /// The directory holds no rule package at all (probably the wrong directory).
     #[error(
-        "{}: no rule packages (expected *.rego files declaring `package syncguard.rules.<name>`)",
+        "{}: no rule packages (expected *.rego files declaring `package syncguard.rules.<name>`, \
+         or only a config.yaml to use the built-in rules with that configuration)",
         dir.display()
     )]
     NoRules {
@@ -186,6 +187,10 @@ pub struct RuleMeta {
     /// objects never evaluate it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub hooks_only: bool,
+    /// `meta.unapplied`: the rule also judges objects Argo CD never applies (`hook: Skip`, hooks
+    /// with no type Argo CD runs, such as Helm `test` hooks). No other rule sees them.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unapplied: bool,
     /// The package, e.g. `syncguard.rules.hook_deadline` (empty for built-in pseudo-rules).
     pub package: String,
     /// The non-test files declaring the package.
@@ -340,7 +345,8 @@ impl PolicySet {
         Self::load_with(dir, &LoadOptions::default())
     }
 
-    /// Loads every `*.rego` file and `config.yaml` at the top level of `dir`.
+    /// Loads every `*.rego` file and `config.yaml` at the top level of `dir`; a directory with
+    /// only a `config.yaml` loads the built-in rules with that configuration.
     ///
     /// Test files (`*_test.rego`) are parsed, so a syntax error anywhere fails the load, but they
     /// are not part of the evaluator: tests use `with`, which the VM cannot run, and evaluating
@@ -362,7 +368,9 @@ impl PolicySet {
         let mut engine = Engine::new();
         let mut tests = Engine::new();
         for f in &files.rego {
-            if f.is_test && !options.parse_tests {
+            // The built-in tests of a configuration-only directory are not parsed either: `cargo
+            // test` runs them, as for the built-in set.
+            if f.is_test && (!options.parse_tests || files.builtin_rules) {
                 continue;
             }
             let target = if f.is_test { &mut tests } else { &mut engine };
@@ -438,9 +446,13 @@ impl PolicySet {
 
         // The aggregate rules come last: which rules each object evaluates depends on the
         // metas (`kinds`, `hooks_only`).
-        let restrictions: Vec<(Option<Vec<String>>, bool)> = rules
+        let restrictions: Vec<engine::Restriction> = rules
             .iter()
-            .map(|r| (r.kinds.clone(), r.hooks_only))
+            .map(|r| engine::Restriction {
+                kinds: r.kinds.clone(),
+                hooks_only: r.hooks_only,
+                unapplied: r.unapplied,
+            })
             .collect();
         let dispatch = engine::Dispatch::new(&restrictions, options.dispatch);
         let generated = format!("<generated>/{}.rego", engine::AGGREGATE_PACKAGE);
@@ -724,6 +736,11 @@ fn read_meta(value: &RegoValue, package: &str, files: &[String]) -> Result<RuleM
             Some(Value::Bool(b)) => *b,
             Some(other) => return Err(format!("meta.hooks_only must be a boolean, got {other}")),
         },
+        unapplied: match obj.get("unapplied") {
+            None => false,
+            Some(Value::Bool(b)) => *b,
+            Some(other) => return Err(format!("meta.unapplied must be a boolean, got {other}")),
+        },
         package: package.to_string(),
         files: files.to_vec(),
     })
@@ -745,6 +762,7 @@ fn exemption_rule() -> RuleMeta {
         operations: Operations::default(),
         kinds: None,
         hooks_only: false,
+        unapplied: false,
         package: String::new(),
         files: Vec::new(),
     }

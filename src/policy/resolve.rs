@@ -110,6 +110,8 @@ pub(crate) fn findings(
         path: None,
         patch: None,
         docs: rule.docs.clone(),
+        cause: None,
+        also: Vec::new(),
     };
 
     if let Skip::Unexplained { raw } = &skip {
@@ -186,6 +188,7 @@ pub(crate) fn findings(
                         path: v.path,
                         patch: patch.clone(),
                         severity: v.severity.unwrap_or(rule.severity),
+                        cause: v.cause,
                         ..base(rule, action, status_or(Status::Open), v.msg)
                     });
                 }

@@ -499,6 +499,8 @@ mod tests {
             path: None,
             patch: None,
             docs: Some(format!("docs/rules/{id}.md")),
+            cause: None,
+            also: Vec::new(),
         }
     }
 

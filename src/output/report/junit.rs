@@ -23,7 +23,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::{RenderOptions, TOOL_NAME, object_label, sorted_findings};
+use super::{RenderOptions, TOOL_NAME, message_with_also, object_label, sorted_findings};
 use crate::finding::{Action, Finding, Report, Status};
 
 /// What one test case says.
@@ -162,7 +162,7 @@ fn details(f: &Finding) -> String {
         f.severity.as_str().to_uppercase(),
         f.action,
         object_label(&f.resource),
-        f.message
+        message_with_also(f)
     );
     if let Some(l) = &f.location {
         let _ = write!(s, "\nat {}:{}:{}", l.file, l.line, l.column);

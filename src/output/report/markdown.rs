@@ -141,7 +141,12 @@ fn rule_cell(f: &Finding, opts: &RenderOptions) -> String {
 }
 
 fn object_cell(f: &Finding) -> String {
-    code(&object_label(&f.resource))
+    let mut s = code(&object_label(&f.resource));
+    // One fact about several objects: name them all in the one row.
+    for r in &f.also {
+        let _ = write!(s, "<br>{}", code(&object_label(&r.resource)));
+    }
+    s
 }
 
 fn location_cell(f: &Finding) -> String {

@@ -248,6 +248,24 @@ pub(crate) fn object_label(r: &ResourceRef) -> String {
     }
 }
 
+/// The message of a finding about several objects (one cause), with the others named:
+/// `"<message> Also: Role ns/a (file:3), RoleBinding ns/a (file:9)."`; the message alone
+/// otherwise. For views that have one text field per finding.
+pub(crate) fn message_with_also(f: &Finding) -> String {
+    if f.also.is_empty() {
+        return f.message.clone();
+    }
+    let others: Vec<String> = f
+        .also
+        .iter()
+        .map(|r| match &r.location {
+            Some(l) => format!("{} ({}:{})", object_label(&r.resource), l.file, l.line),
+            None => object_label(&r.resource),
+        })
+        .collect();
+    format!("{} Also: {}.", f.message, others.join(", "))
+}
+
 /// The rule's documentation as a link: absolute as written, or joined to
 /// [`RenderOptions::docs_base_url`] when it is a relative path and a base is given.
 pub(crate) fn docs_link(f: &Finding, opts: &RenderOptions) -> Option<String> {

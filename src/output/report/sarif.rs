@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{RenderOptions, TOOL_NAME, docs_link, docs_url, sorted_findings};
+use super::{RenderOptions, TOOL_NAME, docs_link, docs_url, message_with_also, sorted_findings};
 use crate::finding::{Action, Finding, Report, ResourceRef, Status};
 
 /// The `$schema` written into the log: the OASIS SARIF 2.1.0 (errata 01) schema, the one the
@@ -347,8 +347,8 @@ fn pascal_case(title: &str, fallback: &str) -> String {
 fn result(f: &Finding, rule_index: usize) -> SarifResult<'_> {
     let helm_template = f.location.as_ref().and_then(|l| l.helm_template.as_deref());
     let message = match helm_template {
-        Some(t) => format!("{} (from {t})", f.message),
-        None => f.message.clone(),
+        Some(t) => format!("{} (from {t})", message_with_also(f)),
+        None => message_with_also(f),
     };
     let physical_location = f.location.as_ref().map(|l| PhysicalLocation {
         artifact_location: if l.file.as_ref() == STDIN_FILE {

@@ -75,6 +75,35 @@ pub fn render_text(report: &Report, opts: &RenderOptions) -> String {
         out.push('\n');
     }
 
+    // What stops the sync, again, right above the summary: in a long report the one finding
+    // that breaks a sync must not be buried among warnings.
+    let blocking: Vec<&&Finding> = active
+        .iter()
+        .filter(|f| f.action == Action::Deny && f.status == Status::Open)
+        .collect();
+    if !blocking.is_empty() && active.len() > blocking.len() {
+        let _ = writeln!(
+            out,
+            "{}",
+            st.bold_red(&format!("Blocks the sync ({}):", blocking.len()))
+        );
+        for f in blocking {
+            let place = f
+                .location
+                .as_ref()
+                .map(|l| format!("  {}:{}", l.file, l.line))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "  {}  {}{}",
+                f.rule_id.as_str(),
+                visible(&object_label(&f.resource)),
+                visible(&place)
+            );
+        }
+        out.push('\n');
+    }
+
     let _ = writeln!(out, "{}", summary_line(report, st));
     out
 }
@@ -137,6 +166,17 @@ fn write_finding(
         );
     };
     line(&f.message);
+    if !f.also.is_empty() {
+        let others: Vec<String> = f
+            .also
+            .iter()
+            .map(|r| match &r.location {
+                Some(l) => format!("{} ({}:{})", object_label(&r.resource), l.file, l.line),
+                None => object_label(&r.resource),
+            })
+            .collect();
+        line(&format!("also: {}", others.join(", ")));
+    }
     if let Some(template) = f.location.as_ref().and_then(|l| l.helm_template.as_deref()) {
         line(&format!("(from {template})"));
     }
@@ -145,6 +185,13 @@ fn write_finding(
     }
     if let Some(docs) = docs_link(f, opts) {
         line(&format!("docs: {docs}"));
+    }
+    if f.action == Action::Mutate && f.status == Status::Open && f.patch.is_some() {
+        line(if opts.show_patches {
+            "fixed at admission: `syncguard serve` applies the patch below"
+        } else {
+            "fixed at admission: `syncguard serve` applies the patch (--show-patches shows it)"
+        });
     }
     if opts.show_patches
         && let Some(patch) = &f.patch
