@@ -77,7 +77,12 @@ test_every_webhook_of_the_configuration if {
 
 test_a_ca_bundle_nobody_injects_or_an_injected_one_left_out if {
 	plain := object.union(injector_webhook, {"metadata": {"annotations": {"cert-manager.io/inject-ca-from": ""}}})
-	count(rule.violations) == 0 with input as review(plain)
+	# No injector: not the injector finding. An empty caBundle of an in-cluster webhook is still
+	# written by someone at run time (section 1b), so only that finding remains.
+	vs := rule.violations with input as review(plain)
+	every x in vs {
+		contains(x.msg, "names no CA injector")
+	}
 	left_out := json.patch(injector_webhook, [{"op": "remove", "path": "/webhooks/0/clientConfig/caBundle"}])
 	count(rule.violations) == 0 with input as review(left_out)
 }
@@ -303,4 +308,59 @@ test_meta_follows_the_contract if {
 	rule.meta.docs == "docs/rules/SG304.md"
 	count(rule.meta.title) > 0
 	count(rule.meta.why) > 0
+}
+
+# ---- 1b. fields a controller fills at run time ----
+
+# kyverno-style: the controller writes the CA of its own webhook; the chart renders "".
+self_managed_webhook := {
+	"apiVersion": "admissionregistration.k8s.io/v1",
+	"kind": "ValidatingWebhookConfiguration",
+	"metadata": {"name": "policy-validator"},
+	"webhooks": [
+		{"name": "a.example.com", "clientConfig": {"caBundle": "", "service": {"name": "policy-svc", "namespace": "policy"}}},
+		{"name": "b.example.com", "clientConfig": {"service": {"name": "policy-svc", "namespace": "policy"}}},
+	],
+}
+
+test_an_empty_ca_bundle_of_an_in_cluster_webhook_is_reported_with_its_condition if {
+	vs := rule.violations with input as review(self_managed_webhook)
+	count(vs) == 1
+	some v in vs
+	v.path == "/webhooks/0/clientConfig/caBundle"
+	v.severity == "medium"
+	contains(v.msg, "Service policy/policy-svc")
+	contains(v.msg, "When it does")
+}
+
+test_an_empty_ca_bundle_covered_by_ignore_differences_is_not_reported if {
+	ignore := [{"group": "admissionregistration.k8s.io", "kind": "ValidatingWebhookConfiguration", "jqPathExpressions": [".webhooks[]?.clientConfig.caBundle"]}]
+	count(rule.violations) == 0 with input as with_app(self_managed_webhook, ignore, [])
+}
+
+test_an_empty_ca_bundle_of_a_webhook_called_by_url_is_not_reported if {
+	by_url := json.patch(self_managed_webhook, [{"op": "replace", "path": "/webhooks/0/clientConfig", "value": {"caBundle": "", "url": "https://hooks.example.com/"}}])
+	count(rule.violations) == 0 with input as review(by_url)
+}
+
+istio_validator := {
+	"apiVersion": "admissionregistration.k8s.io/v1",
+	"kind": "ValidatingWebhookConfiguration",
+	"metadata": {"name": "istiod-default-validator", "labels": {"istio.io/rev": "default"}},
+	"webhooks": [{"name": "validation.istio.io", "failurePolicy": "Ignore", "clientConfig": {"service": {"name": "istiod", "namespace": "istio-system"}}}],
+}
+
+test_a_failure_policy_istiod_rewrites_is_reported if {
+	vs := rule.violations with input as review(istio_validator)
+	count(vs) == 1
+	some v in vs
+	v.path == "/webhooks/0/failurePolicy"
+	contains(v.msg, "istiod rewrites to Fail")
+}
+
+test_a_failure_policy_without_the_writer_or_already_fail_is_not_reported if {
+	unlabelled := json.patch(istio_validator, [{"op": "remove", "path": "/metadata/labels"}])
+	count(rule.violations) == 0 with input as review(unlabelled)
+	fail := json.patch(istio_validator, [{"op": "replace", "path": "/webhooks/0/failurePolicy", "value": "Fail"}])
+	count(rule.violations) == 0 with input as review(fail)
 }

@@ -6,6 +6,7 @@
 //! object *points at* lives in [`refs`]; how Argo CD judges its *health* lives in [`health`].
 
 pub mod app;
+pub mod apply;
 pub mod argo;
 pub mod argocd_config;
 pub mod health;

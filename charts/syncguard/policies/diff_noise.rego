@@ -133,6 +133,71 @@ _app_covers_with_respect(pointer) if {
 	_respects_ignore_differences
 }
 
+# ---- 1b. fields a controller fills at run time: an empty caBundle, a flipped failurePolicy ----
+
+# A webhook served from inside the cluster with caBundle: "" and no injector annotation: the API
+# server cannot verify the webhook's certificate until something writes the CA, so the chart's own
+# controller does (kyverno, gatekeeper, keda and others patch their webhook configurations at
+# start). The manifest's "" and the written CA then differ.
+violations contains v if {
+	input.resource.kind in {"MutatingWebhookConfiguration", "ValidatingWebhookConfiguration"} # cheap first test
+	not input.context.source == "audit"
+	_judged
+	count(_injectors) == 0
+	webhooks := object.get(_resource, "webhooks", [])
+	is_array(webhooks)
+	some i, webhook in webhooks
+	is_object(webhook)
+	object.get(webhook, ["clientConfig", "caBundle"], null) == ""
+	is_object(object.get(webhook, ["clientConfig", "service"], null))
+	pointer := sprintf("/webhooks/%d/clientConfig/caBundle", [i])
+	not _app_covers(pointer)
+	v := _graded(pointer, {"severity": "medium", "msg": sprintf(
+		"%s declares webhooks[%d].clientConfig.caBundle as \"\" for a webhook served by Service %s, and names no CA injector: the webhook can only work once something writes its CA here at run time (charts whose controller manages its own webhook certificate do exactly that). When it does, Argo CD compares the manifest's empty value with the written CA and reports the object OutOfSync after every sync; with self-heal it keeps re-applying it. Fix: leave caBundle out of the manifest (a field the manifest never sets is left to the writer), or ignore it with ignoreDifferences (jqPathExpressions: .webhooks[]?.clientConfig.caBundle).",
+		[_subject, i, _service_name(webhook)],
+	)})
+}
+
+_service_name(webhook) := sprintf("%s/%s", [ns, name]) if {
+	ns := object.get(webhook, ["clientConfig", "service", "namespace"], "")
+	name := object.get(webhook, ["clientConfig", "service", "name"], "")
+}
+
+# Controllers known to rewrite a declared field of their own webhook configuration after they
+# start. Istio: istiod switches its validating webhook from failurePolicy Ignore to Fail once it
+# is ready (istio.io "Argo CD" integration notes ask for ignoreDifferences on
+# .webhooks[]?.failurePolicy of istiod-default-validator).
+_runtime_writers := [{
+	"controller": "istiod",
+	"kind": "ValidatingWebhookConfiguration",
+	"label": "istio.io/rev",
+	"field": "failurePolicy",
+	"declared": "Ignore",
+	"written": "Fail",
+}]
+
+violations contains v if {
+	input.resource.kind == "ValidatingWebhookConfiguration" # cheap first test
+	not input.context.source == "audit"
+	_judged
+	some writer in _runtime_writers
+	writer.kind == _kind
+	labels := object.get(_resource, ["metadata", "labels"], {})
+	is_object(labels)
+	object.get(labels, writer.label, null) != null
+	webhooks := object.get(_resource, "webhooks", [])
+	is_array(webhooks)
+	some i, webhook in webhooks
+	is_object(webhook)
+	object.get(webhook, writer.field, null) == writer.declared
+	pointer := sprintf("/webhooks/%d/%s", [i, writer.field])
+	not _app_covers(pointer)
+	v := _graded(pointer, {"severity": "medium", "msg": sprintf(
+		"%s declares webhooks[%d].%s: %s, which %s rewrites to %s once it is running: Argo CD compares the two and reports the object OutOfSync after every sync, and with self-heal every sync sets it back to %s until %s rewrites it again. Fix: ignore it with ignoreDifferences (jqPathExpressions: .webhooks[]?.%s) together with RespectIgnoreDifferences=true.",
+		[_subject, i, writer.field, writer.declared, writer.controller, writer.written, writer.declared, writer.controller, writer.field],
+	)})
+}
+
 # ---- 2. HPA metrics in an order Kubernetes does not keep ----
 
 violations contains v if {

@@ -18,7 +18,7 @@ package syncguard.rules.hook_job_backoff_limit
 meta := {
 	"id": "SG102",
 	"title": "Hook Job without an explicit spec.backoffLimit",
-	"severity": "medium",
+	"severity": "low",
 	"action": "mutate",
 	"why": concat(" ", [
 		"Without spec.backoffLimit Kubernetes retries a failing Job pod 6 times with back-off growing up to",

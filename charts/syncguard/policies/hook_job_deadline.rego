@@ -14,7 +14,7 @@ package syncguard.rules.hook_job_deadline
 meta := {
 	"id": "SG101",
 	"title": "Hook Job without spec.activeDeadlineSeconds",
-	"severity": "high",
+	"severity": "medium",
 	"action": "mutate",
 	"why": concat(" ", [
 		"Argo CD waits for a hook Job until Kubernetes marks it Complete or Failed, with no timeout of its own.",
@@ -45,8 +45,8 @@ violations contains {"msg": msg, "path": "/spec/activeDeadlineSeconds"} if {
 	_hook_job
 	_deadline_missing
 	msg := sprintf(
-		"%s is %s without spec.activeDeadlineSeconds: if its pod hangs or keeps retrying, Argo CD waits for it forever and the sync never finishes. Set spec.activeDeadlineSeconds (suggested: %v).",
-		[_subject, _hook_label, deadline_seconds],
+		"%s is %s without spec.activeDeadlineSeconds: if its pod hangs or keeps retrying, Argo CD waits for it forever and %s. Set spec.activeDeadlineSeconds (suggested: %v).",
+		[_subject, _hook_label, _what_never_finishes, deadline_seconds],
 	)
 }
 
@@ -147,6 +147,14 @@ _kind := k if {
 _subject := sprintf("%s %s", [_kind, _qualified_name])
 
 _hook_phases := [t | some t in _list("hook_types"); is_string(t); t != "Skip"]
+
+# Delete hooks run when the Application is deleted, not during a sync.
+_what_never_finishes := "the Application's deletion never finishes" if {
+	count(_hook_phases) > 0
+	every t in _hook_phases {
+		t in {"PreDelete", "PostDelete"}
+	}
+} else := "the sync never finishes"
 
 default _hook_label := "a hook"
 

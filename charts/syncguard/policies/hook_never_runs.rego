@@ -29,6 +29,8 @@ meta := {
 		"fresh cluster. And since Argo CD cannot tell install from upgrade, install-only hooks run on every sync.",
 	]),
 	"docs": "docs/rules/SG108.md",
+	# Judges objects Argo CD never applies too (no other rule sees them).
+	"unapplied": true,
 }
 
 _hook_path := "/metadata/annotations/argocd.argoproj.io~1hook"
@@ -36,28 +38,28 @@ _hook_path := "/metadata/annotations/argocd.argoproj.io~1hook"
 _helm_path := "/metadata/annotations/helm.sh~1hook"
 
 # 1. Helm hook items Argo CD does not run.
-violations contains {"msg": msg, "path": _helm_path, "severity": severity} if {
+violations contains {"msg": msg, "path": _helm_path, "severity": severity, "cause": concat(" ", ["dropped", item])} if {
 	input.sync.unsupported_helm_hooks != [] # cheap first test: `some item in _list(...)` below needs a non-empty array
 	_applies
 	not _argo_types_win
 	some item in _list("unsupported_helm_hooks")
 	is_string(item)
 	_ignored_reason == "garbage-hook"
-	severity := "medium"
+	severity := _dropped_severity(item)
 	msg := sprintf(
 		"%s: helm.sh/hook \"%s\" is a Helm hook Argo CD never runs, and nothing else makes it a hook Argo CD knows, so Argo CD drops the whole object: it is never applied. %s",
 		[_subject, item, _helm_fix(item)],
 	)
 }
 
-violations contains {"msg": msg, "path": _helm_path, "severity": severity} if {
+violations contains {"msg": msg, "path": _helm_path, "severity": severity, "cause": concat(" ", ["ignored", item])} if {
 	input.sync.unsupported_helm_hooks != [] # cheap first test: `some item in _list(...)` below needs a non-empty array
 	_applies
 	not _argo_types_win
 	some item in _list("unsupported_helm_hooks")
 	is_string(item)
 	_ignored_reason != "garbage-hook"
-	severity := "low"
+	severity := _ignored_severity(item)
 	msg := sprintf(
 		"%s: helm.sh/hook \"%s\" is a Helm hook Argo CD never runs; Argo CD ignores it and %s. %s",
 		[_subject, item, _runs_as, _helm_fix(item)],
@@ -82,7 +84,7 @@ _skip_consequence := {
 }
 
 # 3. Install-only or upgrade-only Helm hooks.
-violations contains {"msg": msg, "path": _helm_path, "severity": "info"} if {
+violations contains {"msg": msg, "path": _helm_path, "severity": "info", "cause": concat(" ", ["one-sided", pair.present])} if {
 	input.sync.helm_hooks != [] # cheap first test: `pair.present in _helm_items` below needs a helm hook
 	_applies
 	not _argo_types_win
@@ -94,6 +96,23 @@ violations contains {"msg": msg, "path": _helm_path, "severity": "info"} if {
 		[_subject, pair.present, pair.missing, pair.phase, pair.when, pair.fix],
 	)
 }
+
+# Severity by consequence (docs/severity.md). A dropped Helm test or rollback hook is expected:
+# Argo CD has neither tests nor rollbacks, and the chart works without them. A dropped hook
+# whose name is a typo of a hook Argo CD runs is a step that silently never happens.
+_dropped_severity(item) := "info" if startswith(item, "test")
+
+else := "low" if endswith(item, "-rollback")
+
+else := "medium"
+
+# The object still runs as another hook; only the unsupported item is lost. A typo next to a
+# valid item is worth a look (low); test/rollback items are expected (info).
+_ignored_severity(item) := "info" if startswith(item, "test")
+
+else := "info" if endswith(item, "-rollback")
+
+else := "low"
 
 _one_sided := [
 	{

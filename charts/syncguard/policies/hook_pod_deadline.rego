@@ -10,7 +10,7 @@ package syncguard.rules.hook_pod_deadline
 meta := {
 	"id": "SG104",
 	"title": "Hook Pod without spec.activeDeadlineSeconds",
-	"severity": "high",
+	"severity": "medium",
 	"action": "mutate",
 	"why": concat(" ", [
 		"Argo CD waits for a hook Pod until it Succeeds or Fails, with no timeout of its own, and nothing",

@@ -12,7 +12,7 @@ package syncguard.rules.hook_restart_on_failure
 meta := {
 	"id": "SG103",
 	"title": "Hook Job or Pod with restartPolicy: OnFailure",
-	"severity": "high",
+	"severity": "medium",
 	"action": "warn",
 	"why": concat(" ", [
 		"A crash-looping pod with restartPolicy OnFailure never becomes Degraded in Argo CD (only Always",
@@ -52,8 +52,8 @@ violations contains {"msg": msg, "path": "/spec/restartPolicy"} if {
 	_str(_resource, "apiVersion") == "v1"
 	_spec.restartPolicy == "OnFailure"
 	msg := sprintf(
-		"%s is %s with restartPolicy: OnFailure: if it crash-loops, Argo CD shows it Progressing forever (CrashLoopBackOff counts as Degraded only for restartPolicy Always) and the sync never finishes. %s Use restartPolicy: Never.",
-		[_subject, _hook_label, _bound("SG104")],
+		"%s is %s with restartPolicy: OnFailure: if it crash-loops, Argo CD shows it Progressing forever (CrashLoopBackOff counts as Degraded only for restartPolicy Always) and %s. %s Use restartPolicy: Never.",
+		[_subject, _hook_label, _what_never_finishes, _bound("SG104")],
 	)
 }
 
@@ -138,6 +138,14 @@ _kind := k if {
 _subject := sprintf("%s %s", [_kind, _qualified_name])
 
 _hook_phases := [t | some t in _list("hook_types"); is_string(t); t != "Skip"]
+
+# Delete hooks run when the Application is deleted, not during a sync.
+_what_never_finishes := "the Application's deletion never finishes" if {
+	count(_hook_phases) > 0
+	every t in _hook_phases {
+		t in {"PreDelete", "PostDelete"}
+	}
+} else := "the sync never finishes"
 
 default _hook_label := "a hook"
 

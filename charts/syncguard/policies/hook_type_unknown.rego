@@ -20,6 +20,8 @@ meta := {
 		"applied and never reported, so a migration or a dependency simply does not exist in the cluster.",
 	]),
 	"docs": "docs/rules/SG105.md",
+	# Judges objects Argo CD never applies too (no other rule sees them).
+	"unapplied": true,
 }
 
 violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {
