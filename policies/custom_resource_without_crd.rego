@@ -28,6 +28,12 @@
 #     Uses the contract fact input.refs[].target.versions ([{name, served, storage}]; [] = unknown,
 #     not judged).
 #
+# With `check --require-crds` (the fact input.context.require_crds) the cluster is declared to have
+# no CRD beyond those in the input, so in 1. and 2. the CRD is known not to be installed: the
+# finding states that Argo CD will refuse the sync, as a fact, and is a denial (high, "action":
+# "deny"). Without it the CRD may well be installed (usually by another Application), so the
+# finding warns and says "if".
+#
 # Only judged on manifests bound for Argo CD (`syncguard check`): an object that reaches the
 # admission webhook or the reconciler has a kind the API server already serves, so its CRD is
 # installed. Argo CD's own kinds (Application, AppProject, ApplicationSet) are installed with
@@ -49,7 +55,7 @@ meta := {
 }
 
 # 1. and 2. The CRD is not in the Application.
-violations contains {"msg": msg, "path": _via(ref)} if {
+violations contains object.union({"msg": msg, "path": _via(ref)}, _certainty) if {
 	# cheap first tests: `some ref in _refs` and count(_list("phases")) > 0 below need both non-empty;
 	# the source tests are _desired_state's (OPA makes `not x in s` undefined when x is)
 	input.refs != []
@@ -72,6 +78,17 @@ violations contains {"msg": msg, "path": _via(ref)} if {
 }
 
 _missing_msg := sprintf(
+	"%s is a %s, whose CRD %s, so no Application can ship it, and the cluster does not have it (--require-crds declares that only the CRDs in the input exist). The dry-run of this object fails with \"the server could not find the requested resource\", and Argo CD refuses the whole sync with \"one or more synchronization tasks are not valid\" before anything is applied, that object included, so retrying never gets past it. Fix: add SkipDryRunOnMissingResource=true (%s), give this object a sync-wave after whatever makes the CRD appear, and give the Application a syncPolicy.retry: until the CRD exists the apply of this object still fails.%s",
+	[_subject, _group_kind, _runtime_installer, _skip_where, _app_option_note],
+) if {
+	_require_crds
+	_runtime_installer
+} else := sprintf(
+	"%s needs the CRD for %s, which is neither in this Application nor installed in the cluster (--require-crds declares that only the CRDs in the input exist). The dry-run of this object fails, and Argo CD refuses the whole sync with \"one or more synchronization tasks are not valid\" (nothing is applied). Ship the CRD in this Application (Argo CD applies it first); or have another Application install it before this one syncs (a lower sync-wave in the app-of-apps); or add SkipDryRunOnMissingResource=true (%s) when the CRD is created during the sync, before this object's wave.%s",
+	[_subject, _group_kind, _skip_where, _app_option_note],
+) if {
+	_require_crds
+} else := sprintf(
 	"%s is a %s, whose CRD %s, so no Application can ship it. Where that has not happened yet when Argo CD syncs (a new cluster, or the object that makes it appear is in this same sync), the dry-run of this object fails with \"the server could not find the requested resource\" and the whole sync stops with \"one or more synchronization tasks are not valid\" before anything is applied, that object included, so retrying never gets past it. Fix: add SkipDryRunOnMissingResource=true (%s), give this object a sync-wave after whatever makes the CRD appear, and give the Application a syncPolicy.retry: until the CRD exists the apply of this object still fails.%s",
 	[_subject, _group_kind, _runtime_installer, _skip_where, _app_option_note],
 ) if {
@@ -227,6 +244,21 @@ _app_option_note := " The Application's syncOptions set SkipDryRunOnMissingResou
 	_app_sets_skip
 	not _app_option_honoured
 } else := ""
+
+# ---- check --require-crds ----
+
+# The cluster serves no custom kind whose CRD is not in the input (input.context.require_crds).
+_require_crds if {
+	context := object.get(input, "context", {})
+	is_object(context)
+	object.get(context, "require_crds", false) == true
+}
+
+# What a missing CRD finding carries beyond its message: with --require-crds the refusal is
+# certain, so it is a high-severity denial; otherwise the rule's own warn/medium.
+default _certainty := {}
+
+_certainty := {"severity": "high", "action": "deny"} if _require_crds
 
 # Manifests bound for Argo CD: anything but an admission request or a live object.
 _desired_state if not _source in {"admission", "audit"}

@@ -351,3 +351,47 @@ test_an_object_argo_cd_never_applies_is_not_judged_for_its_version if {
 	skipped := object.union(facts([]), {"phases": [], "skip": true, "ignored": {"reason": "skip"}})
 	count(rule.violations) == 0 with input as review(old_certificate, skipped, [crd_in_set(v1_only)], "check")
 }
+
+# ---- check --require-crds: the CRD is known not to be installed ----
+
+require_crds(r) := object.union(r, {"context": {"source": "check", "dry_run": false, "require_crds": true}})
+
+certificate_certain_msg := concat("", [
+	"Certificate app-foo/svc-foo-tls needs the CRD for cert-manager.io/Certificate, which is neither in this Application ",
+	"nor installed in the cluster (--require-crds declares that only the CRDs in the input exist). ",
+	"The dry-run of this object fails, and Argo CD refuses the whole sync with \"one or more synchronization tasks are not valid\" (nothing is applied). ",
+	"Ship the CRD in this Application (Argo CD applies it first); or have another Application install it before this one syncs ",
+	"(a lower sync-wave in the app-of-apps); ",
+	"or add SkipDryRunOnMissingResource=true (argocd.argoproj.io/sync-options on this object, or the Application's syncOptions) ",
+	"when the CRD is created during the sync, before this object's wave.",
+])
+
+test_with_require_crds_a_missing_crd_is_a_certain_denial if {
+	r := require_crds(review(certificate, facts([]), [namespace_ref, crd_ref("missing")], "check"))
+	v := rule.violations with input as r
+	v == {{"msg": certificate_certain_msg, "path": "/apiVersion", "severity": "high", "action": "deny"}}
+	some x in v
+	not contains(x.msg, "if that CRD is not installed")
+}
+
+test_require_crds_false_or_absent_keeps_the_warning if {
+	r := review(certificate, facts([]), [crd_ref("missing")], "check")
+	v := rule.violations with input as object.union(r, {"context": {"source": "check", "dry_run": false, "require_crds": false}})
+	v == {{"msg": certificate_msg, "path": "/apiVersion"}}
+	rule.violations == v with input as r
+}
+
+test_with_require_crds_the_skip_option_or_a_shipped_crd_is_still_fine if {
+	count(rule.violations) == 0 with input as require_crds(review(certificate, facts(["SkipDryRunOnMissingResource=true"]), [crd_ref("missing")], "check"))
+	count(rule.violations) == 0 with input as require_crds(review(certificate, facts([]), [crd_ref("in_set")], "check"))
+}
+
+test_with_require_crds_a_runtime_created_crd_is_a_certain_denial_too if {
+	v := rule.violations with input as require_crds(review(constraint, facts([]), [constraint_ref], "check"))
+	count(v) == 1
+	some x in v
+	x.action == "deny"
+	x.severity == "high"
+	startswith(x.msg, "K8sRequiredLabels ns-must-have-owner is a constraints.gatekeeper.sh/K8sRequiredLabels, whose CRD Gatekeeper creates at runtime from the ConstraintTemplate that defines this kind, so no Application can ship it, and the cluster does not have it (--require-crds declares that only the CRDs in the input exist).")
+	contains(x.msg, "Argo CD refuses the whole sync")
+}

@@ -268,3 +268,250 @@ fn determinism_needs_at_least_two_runs() {
     let o = run(&["determinism", "--runs", "1", "--", "true"], None);
     assert_eq!(o.status.code(), Some(2));
 }
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_label_or_annotation_that_is_not_a_string_is_an_input_error_and_the_rest_is_checked() {
+    let yaml = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+  namespace: shop
+  labels: {tier: 1}
+  annotations:
+    argocd.argoproj.io/hook: PreSync
+    argocd.argoproj.io/sync-wave: 5
+    example.com/paused: true
+spec:
+  backoffLimit: 1
+  template: {spec: {restartPolicy: Never, containers: [{name: m, image: m:1}]}}
+";
+    let o = run(&["check", "-", "--format", "json"], Some(yaml));
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    let report = json(&o);
+    let errors: Vec<&str> = report["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        errors,
+        [
+            "<stdin>:6:12: metadata.labels.tier: value 1 is a number; Kubernetes labels must be \
+             strings — quote it: \"1\"",
+            "<stdin>:9:5: metadata.annotations.argocd.argoproj.io/sync-wave: value 5 is a number; \
+             Kubernetes annotations must be strings — quote it: \"5\"",
+            "<stdin>:10:5: metadata.annotations.example.com/paused: value true is a boolean; \
+             Kubernetes annotations must be strings — quote it: \"true\"",
+        ]
+    );
+    // The object itself is still judged.
+    assert!(
+        open_rules(&report).contains(&"SG101".to_string()),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_key_repeated_in_one_mapping_is_an_input_error_naming_both_lines() {
+    let yaml = "\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+  namespace: shop
+data:
+  LOG_LEVEL: info
+  TIMEOUT: \"5\"
+  LOG_LEVEL: debug
+";
+    let o = run(&["check", "-"], Some(yaml));
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(
+        out(&o).contains(
+            "<stdin>:9:3: mapping key \"LOG_LEVEL\" already defined at line 7 of the same mapping"
+        ),
+        "{}",
+        out(&o)
+    );
+}
+
+#[test]
+fn require_crds_makes_a_missing_crd_a_stated_denial() {
+    let yaml = "\
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: web
+  namespace: shop
+spec:
+  secretName: web-tls
+";
+    // The CRD may be installed: a warning that says "if", exit 0.
+    let maybe = run(&["check", "-"], Some(yaml));
+    assert_eq!(maybe.status.code(), Some(0), "{}", out(&maybe));
+    assert!(out(&maybe).contains("warn  SG203"), "{}", out(&maybe));
+    // --require-crds: it is not installed, so Argo CD refuses the sync: a denial, exit 1.
+    let known = run(&["check", "-", "--require-crds"], Some(yaml));
+    assert_eq!(known.status.code(), Some(1), "{}", out(&known));
+    let text = out(&known);
+    assert!(text.contains("HIGH  deny  SG203"), "{text}");
+    assert!(
+        text.contains("neither in this Application nor installed in the cluster"),
+        "{text}"
+    );
+    assert!(!text.contains("if that CRD is not installed"), "{text}");
+}
+
+#[test]
+fn syncguard_test_without_any_test_is_an_error_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("rule.rego"),
+        "package syncguard.rules.r\n\nmeta := {\"id\": \"SG990\", \"title\": \"t\", \
+         \"severity\": \"low\", \"action\": \"warn\"}\n\nviolations contains {\"msg\": \"x\"} if false\n",
+    )
+    .unwrap();
+    let o = run(&["test", dir.path().to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(err(&o).contains("no tests in"), "{}", err(&o));
+    assert!(err(&o).contains("nothing was tested"), "{}", err(&o));
+    let empty = tempfile::tempdir().unwrap();
+    let o = run(&["test", empty.path().to_str().unwrap()], None);
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+}
+
+#[test]
+fn a_warn_rule_that_fails_to_evaluate_is_a_policy_error_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    // A runtime error in both regorus backends (float overflow), in a rule that only warns.
+    std::fs::write(
+        dir.path().join("broken.rego"),
+        "package syncguard.rules.broken\n\nmeta := {\"id\": \"SG990\", \"title\": \"t\", \
+         \"severity\": \"low\", \"action\": \"warn\"}\n\n\
+         budget := (input.resource.spec.backoffLimit + 0.5) * 1e308 * 1e308\n\n\
+         violations contains {\"msg\": \"x\"} if budget > 1\n",
+    )
+    .unwrap();
+    let yaml = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: shop}\n\
+                spec: {backoffLimit: 1, template: {spec: {containers: []}}}\n";
+    let policies = dir.path().to_str().unwrap();
+    let o = run(&["check", "-", "--policies", policies], Some(yaml));
+    assert_eq!(o.status.code(), Some(2), "{}", out(&o));
+    assert!(out(&o).contains("POLICY ERROR"), "{}", out(&o));
+    assert!(out(&o).contains("1 policy error"), "{}", out(&o));
+    // Turned off, the rule judges nothing and its errors are dropped too.
+    std::fs::write(dir.path().join("config.yaml"), "actions: {SG990: off}\n").unwrap();
+    let off = run(&["check", "-", "--policies", policies], Some(yaml));
+    assert_eq!(off.status.code(), Some(0), "{}", out(&off));
+}
+
+#[test]
+fn a_policy_directory_with_only_a_config_tunes_the_builtin_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("config.yaml"),
+        "actions:\n  SG103: off\n  SG201: warn\n",
+    )
+    .unwrap();
+    let policies = dir.path().to_str().unwrap();
+    let o = run(
+        &[
+            "check",
+            "examples/seed-incident",
+            "--policies",
+            policies,
+            "--format",
+            "json",
+        ],
+        None,
+    );
+    // SG201 is only a warning now, so nothing denies; SG103 is gone; the other rules still run.
+    assert_eq!(o.status.code(), Some(0), "{}", out(&o));
+    let report = json(&o);
+    let rules = open_rules(&report);
+    assert!(!rules.contains(&"SG103".to_string()), "{rules:?}");
+    assert!(rules.contains(&"SG101".to_string()), "{rules:?}");
+    let sg201 = report["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule_id"] == "SG201")
+        .unwrap();
+    assert_eq!(sg201["action"], "warn");
+    // A mistake in that config is still caught, with the file and line.
+    std::fs::write(dir.path().join("config.yaml"), "actions:\n  SG999: off\n").unwrap();
+    let bad = run(
+        &["check", "examples/seed-incident", "--policies", policies],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2), "{}", out(&bad));
+    assert!(err(&bad).contains("config.yaml:2"), "{}", err(&bad));
+    assert!(err(&bad).contains("unknown rule SG999"), "{}", err(&bad));
+    // And `syncguard test` runs the built-in tests with that configuration.
+    std::fs::write(dir.path().join("config.yaml"), "actions: {SG103: off}\n").unwrap();
+    let tested = run(&["test", policies], None);
+    assert_eq!(tested.status.code(), Some(0), "{}", out(&tested));
+    assert!(
+        out(&tested).contains(" passed, 0 failed"),
+        "{}",
+        out(&tested)
+    );
+}
+
+#[test]
+fn determinism_counts_the_objects_and_an_empty_render_is_an_error() {
+    let stable = run(
+        &[
+            "determinism",
+            "--delay-ms",
+            "0",
+            "--",
+            "sh",
+            &fixture("deterministic.sh"),
+        ],
+        None,
+    );
+    assert_eq!(stable.status.code(), Some(0), "{}", out(&stable));
+    assert!(!out(&stable).contains("in 0 objects"), "{}", out(&stable));
+    let empty = run(&["determinism", "--delay-ms", "0", "--", "true"], None);
+    assert_eq!(empty.status.code(), Some(2), "{}", out(&empty));
+    assert!(
+        out(&empty).contains("render#1: the command printed no Kubernetes objects"),
+        "{}",
+        out(&empty)
+    );
+    // Output that is not YAML at all: the syntax error, and that nothing was compared.
+    let garbage = run(
+        &["determinism", "--delay-ms", "0", "--", "echo", "kind: ["],
+        None,
+    );
+    assert_eq!(garbage.status.code(), Some(2), "{}", out(&garbage));
+    assert!(
+        out(&garbage).contains("printed no readable Kubernetes objects"),
+        "{}",
+        out(&garbage)
+    );
+}
+
+#[test]
+fn the_example_readmes_name_files_that_exist() {
+    for example in ["examples/seed-incident", "examples/clean-app"] {
+        let dir = repo().join(example);
+        let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
+        // Every `name.yaml` in backticks is a file of the example.
+        for piece in readme.split('`').skip(1).step_by(2) {
+            if piece.ends_with(".yaml") && !piece.contains(' ') && !piece.contains('/') {
+                assert!(
+                    dir.join(piece).is_file(),
+                    "{example}/README.md names {piece}, which does not exist"
+                );
+            }
+        }
+    }
+}

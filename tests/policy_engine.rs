@@ -380,15 +380,44 @@ fn config_errors_name_the_file_and_line() {
 #[test]
 fn a_directory_without_rules_or_that_does_not_exist_is_an_error() {
     let empty = tempfile::tempdir().unwrap();
-    fs::write(empty.path().join("config.yaml"), "actions: {}\n").unwrap();
-    assert!(matches!(
-        PolicySet::load(empty.path()),
-        Err(PolicyError::NoRules { .. })
-    ));
+    fs::write(empty.path().join("notes.md"), "no rules here\n").unwrap();
+    let err = PolicySet::load(empty.path()).unwrap_err();
+    assert!(matches!(err, PolicyError::NoRules { .. }), "{err}");
+    assert!(err.to_string().contains("only a config.yaml"), "{err}");
     assert!(matches!(
         PolicySet::load(&empty.path().join("nope")),
         Err(PolicyError::Io { .. })
     ));
+}
+
+#[test]
+fn a_directory_with_only_a_config_runs_the_builtin_rules_with_that_config() {
+    let dir = tempfile::tempdir().unwrap();
+    fs::write(
+        dir.path().join("config.yaml"),
+        "actions: {SG103: deny}\nexempt_namespaces: []\n",
+    )
+    .unwrap();
+    let set = PolicySet::load(dir.path()).unwrap();
+    let builtin = syncguard::policy::builtin::PolicySource::Builtin
+        .load()
+        .unwrap();
+    let ids = |s: &PolicySet| s.rules().iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+    assert_eq!(ids(&set), ids(&builtin));
+    assert!(
+        set.rules()
+            .iter()
+            .all(|r| r.files.iter().all(|f| f.starts_with("<built-in>/")))
+    );
+    // The directory's config.yaml replaces the built-in one.
+    assert_eq!(set.dir(), dir.path());
+    let sg103 = syncguard::finding::RuleId::from("SG103");
+    assert_eq!(
+        set.config().action_for(&sg103, None, Action::Warn),
+        Action::Deny
+    );
+    assert!(set.config().exempt_namespaces.is_empty());
+    assert_eq!(builtin.config().exempt_namespaces.len(), 1);
 }
 
 #[test]

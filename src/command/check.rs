@@ -33,8 +33,13 @@ pub fn fail_on(f: FailOnArg) -> FailOn {
 }
 
 /// The exit outcome of a rendered report: errors first (exit 2), then the threshold.
+///
+/// Errors are load errors and policy errors alike: a rule that could not be evaluated on an
+/// object (a runtime error in its Rego, malformed output, its deadline) judged nothing there,
+/// whatever its action, so the run cannot pass. Skipped findings and rules set to `off` never
+/// count.
 pub fn outcome_of(report: &Report, threshold: FailOn) -> Outcome {
-    if !report.errors.is_empty() {
+    if !report.errors.is_empty() || report.summary.policy_errors > 0 {
         Outcome::InputErrors
     } else if report.fails(threshold) {
         Outcome::Blocking

@@ -82,6 +82,43 @@ pub enum LoadError {
         /// What is missing.
         error: ModelError,
     },
+    /// A key that appears twice in one YAML mapping. kubectl, kustomize, Helm and Argo CD reject
+    /// such a document ("mapping key already defined"); syncguard reports it and, so that the
+    /// rest of the input is judged as usual, still reads the object with the last value.
+    #[error("{file}:{line}:{column}: mapping key {key:?} already defined {}", first_line_text(*first_line))]
+    DuplicateKey {
+        /// The file.
+        file: Arc<str>,
+        /// Where the second occurrence of the key is.
+        line: u32,
+        /// Where the second occurrence of the key is.
+        column: u32,
+        /// The key.
+        key: String,
+        /// The line of the first occurrence, when known (not inside complex keys).
+        first_line: Option<u32>,
+    },
+    /// A label or annotation whose value is not a string. `metadata.labels` and
+    /// `metadata.annotations` are `map[string]string`: the API server cannot decode a number or
+    /// boolean there, and kubectl refuses to apply it. The object is still read.
+    #[error("{file}:{line}:{column}: {message}")]
+    NotAString {
+        /// The file.
+        file: Arc<str>,
+        /// Where the label or annotation key is.
+        line: u32,
+        /// Where the label or annotation key is.
+        column: u32,
+        /// The field and what to do, e.g. `metadata.annotations.x: value 5 is a number; ...`.
+        message: String,
+    },
+}
+
+fn first_line_text(first_line: Option<u32>) -> String {
+    match first_line {
+        Some(line) => format!("at line {line} of the same mapping"),
+        None => "earlier in the same mapping".to_string(),
+    }
 }
 
 impl LoadError {
@@ -93,7 +130,9 @@ impl LoadError {
             | Self::Syntax { file, .. }
             | Self::TooDeep { file, .. }
             | Self::TooLarge { file, .. }
-            | Self::NotAnObject { file, .. } => file,
+            | Self::NotAnObject { file, .. }
+            | Self::DuplicateKey { file, .. }
+            | Self::NotAString { file, .. } => file,
         }
     }
 
@@ -105,7 +144,9 @@ impl LoadError {
             | Self::Syntax { line, .. }
             | Self::TooDeep { line, .. }
             | Self::TooLarge { line, .. }
-            | Self::NotAnObject { line, .. } => Some(*line),
+            | Self::NotAnObject { line, .. }
+            | Self::DuplicateKey { line, .. }
+            | Self::NotAString { line, .. } => Some(*line),
         }
     }
 
@@ -118,6 +159,8 @@ impl LoadError {
             Self::TooDeep { .. } => "too_deep",
             Self::TooLarge { .. } => "too_large",
             Self::NotAnObject { .. } => "not_an_object",
+            Self::DuplicateKey { .. } => "duplicate_key",
+            Self::NotAString { .. } => "not_a_string",
         }
     }
 }

@@ -5,6 +5,7 @@
 //! several threads for big inputs) → number the documents, attach Helm templates, flatten
 //! `List`s → [`Resource::from_value`]. Every problem becomes a [`LoadError`] and loading goes on.
 
+use std::collections::HashSet;
 use std::fs;
 use std::io::Read;
 use std::num::NonZeroUsize;
@@ -47,7 +48,8 @@ pub struct Loaded {
 ///
 /// Directories are walked recursively for `*.yaml`, `*.yml` and `*.json` files in path order,
 /// skipping hidden entries (`.git`, `.github`, editor files), which are never rendered
-/// manifests; symbolic links to files are followed, links to directories are not (no cycles).
+/// manifests. Symbolic links to files and to directories are followed; each real directory is
+/// read once, so link cycles end and a directory reached twice is not loaded twice.
 /// A path given explicitly is loaded whatever its name. A path that cannot be read is reported
 /// and the others are still loaded.
 pub fn load_paths(paths: &[PathBuf]) -> Loaded {
@@ -60,6 +62,7 @@ pub fn load_paths(paths: &[PathBuf]) -> Loaded {
 /// template --output-dir`) use every core just like one big stream does.
 fn load_paths_with_stdin<R: Read>(paths: &[PathBuf], mut stdin: impl FnMut() -> R) -> Loaded {
     let mut inputs = Inputs::default();
+    let mut visited = HashSet::new();
     for path in paths {
         if path.as_os_str() == "-" {
             inputs.read(STDIN_LABEL.into(), stdin());
@@ -67,7 +70,7 @@ fn load_paths_with_stdin<R: Read>(paths: &[PathBuf], mut stdin: impl FnMut() -> 
         }
         match fs::metadata(path) {
             Ok(meta) if meta.is_dir() => {
-                for entry in walk(path) {
+                for entry in walk(path, &mut visited) {
                     match entry {
                         Ok(file) => inputs.read_file(&file),
                         Err(error) => inputs.fail(error),
@@ -299,8 +302,18 @@ impl DocumentContext<'_> {
             start,
             value,
             pointers,
+            duplicates,
             ..
         } = document;
+        for duplicate in duplicates {
+            loaded.errors.push(LoadError::DuplicateKey {
+                file: self.file.clone(),
+                line: duplicate.position.line,
+                column: duplicate.position.column,
+                key: duplicate.key,
+                first_line: duplicate.first.map(|p| p.line),
+            });
+        }
         self.add_object(value, pointers, start, loaded, 0);
     }
 
@@ -331,6 +344,7 @@ impl DocumentContext<'_> {
             }
             return;
         }
+        self.check_string_maps(&value, &pointers, start, loaded);
         let origin = Origin::with_pointers(
             self.file.clone(),
             self.index,
@@ -370,6 +384,90 @@ fn take_list_items(value: &mut Value) -> Option<Vec<Value>> {
     }
 }
 
+impl DocumentContext<'_> {
+    /// Reports every label and annotation whose value is not a string.
+    ///
+    /// `metadata.labels` and `metadata.annotations` are `map[string]string`. A number or boolean
+    /// there (`argocd.argoproj.io/sync-wave: 5`) cannot be decoded by the API server and kubectl
+    /// refuses to apply it (`.metadata.annotations accessor error`), so the sync fails, whatever
+    /// syncguard would say about the object. A `null` value (`key:` with nothing after it) is
+    /// decoded as `""` by the API server and by kubectl from 1.33, but kubectl before 1.33 and other
+    /// tools built on older Kubernetes client libraries silently drop *every* label or annotation
+    /// of the object (kubernetes#129176), hook and sync-wave included; the intent is never clear,
+    /// so it is reported too. Mappings and lists are reported like numbers.
+    fn check_string_maps(
+        &self,
+        value: &Value,
+        pointers: &PointerIndex,
+        start: Position,
+        loaded: &mut Loaded,
+    ) {
+        let Some(metadata) = value.get("metadata").and_then(Value::as_object) else {
+            return;
+        };
+        let mut found = Vec::new();
+        for (field, what) in [("annotations", "annotations"), ("labels", "labels")] {
+            let Some(map) = metadata.get(field).and_then(Value::as_object) else {
+                continue;
+            };
+            for (key, item) in map {
+                let Some(problem) = not_a_string(item, what) else {
+                    continue;
+                };
+                let position = pointers
+                    .get(&format!("/metadata/{field}/{}", escape_token(key)))
+                    .unwrap_or(start);
+                found.push((position, format!("metadata.{field}.{key}: {problem}")));
+            }
+        }
+        // In file order (the JSON map is in key order).
+        found.sort_by_key(|(position, _)| *position);
+        for (position, message) in found {
+            loaded.errors.push(LoadError::NotAString {
+                file: self.file.clone(),
+                line: position.line,
+                column: position.column,
+                message,
+            });
+        }
+    }
+}
+
+/// What is wrong with a label or annotation value that is not a string, and the fix.
+fn not_a_string(value: &Value, what: &str) -> Option<String> {
+    let (shown, kind) = match value {
+        Value::String(_) => return None,
+        Value::Number(n) => (n.to_string(), "a number"),
+        Value::Bool(b) => (b.to_string(), "a boolean"),
+        Value::Null => {
+            return Some(format!(
+                "value is null (nothing after the colon, `~` or `null`); Kubernetes {what} must be \
+                 strings. The API server reads it as \"\", but kubectl before 1.33 and tools built \
+                 on older Kubernetes client libraries drop every one of this object's {what} — \
+                 write \"\" if an empty value is meant"
+            ));
+        }
+        Value::Array(_) => {
+            return Some(format!(
+                "value is a list; Kubernetes {what} must be strings"
+            ));
+        }
+        Value::Object(_) => {
+            return Some(format!(
+                "value is a mapping; Kubernetes {what} must be strings"
+            ));
+        }
+    };
+    Some(format!(
+        "value {shown} is {kind}; Kubernetes {what} must be strings — quote it: \"{shown}\""
+    ))
+}
+
+/// A mapping key as a JSON pointer token (RFC 6901).
+fn escape_token(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 fn document_error(file: &Arc<str>, error: DocumentError) -> LoadError {
     let DocumentError { position, kind } = error;
     let file = file.clone();
@@ -403,10 +501,27 @@ fn label(path: &Path) -> Arc<str> {
 
 /// The manifest files under `dir`, in path order, with the entries that could not be read in
 /// their place in that order.
-fn walk(dir: &Path) -> Vec<Result<PathBuf, LoadError>> {
+///
+/// Symbolic links are followed, to files and to directories (`base -> ../base`, as kustomize
+/// layouts have). Every directory is read at most once per load, by its real path: a link back
+/// to an ancestor (a cycle) or a second link to a directory already read adds nothing. `visited`
+/// holds the real paths read so far and is shared by every directory of one [`load_paths`] call.
+fn walk(dir: &Path, visited: &mut HashSet<PathBuf>) -> Vec<Result<PathBuf, LoadError>> {
     let mut found: Vec<(PathBuf, Option<std::io::Error>)> = Vec::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {
+        match fs::canonicalize(&dir) {
+            Ok(real) => {
+                // Already read, under this path or another one.
+                if !visited.insert(real) {
+                    continue;
+                }
+            }
+            Err(error) => {
+                found.push((dir, Some(error)));
+                continue;
+            }
+        }
         let entries = match fs::read_dir(&dir) {
             Ok(entries) => entries,
             Err(error) => {
@@ -414,6 +529,7 @@ fn walk(dir: &Path) -> Vec<Result<PathBuf, LoadError>> {
                 continue;
             }
         };
+        let mut subdirs = Vec::new();
         for entry in entries {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -426,15 +542,25 @@ fn walk(dir: &Path) -> Vec<Result<PathBuf, LoadError>> {
                 continue;
             }
             let path = entry.path();
-            match entry.file_type() {
-                Ok(t) if t.is_dir() => pending.push(path),
-                Ok(t) if (t.is_file() || t.is_symlink()) && is_manifest_name(&path) => {
-                    found.push((path, None));
-                }
+            let file_type = match entry.file_type() {
+                // What a link points to decides what it is.
+                Ok(t) if t.is_symlink() => fs::metadata(&path).map(|m| m.file_type()),
+                other => other,
+            };
+            match file_type {
+                Ok(t) if t.is_dir() => subdirs.push(path),
+                Ok(t) if t.is_file() && is_manifest_name(&path) => found.push((path, None)),
                 Ok(_) => {}
-                Err(error) => found.push((path, Some(error))),
+                // A dangling link (or one that cannot be followed) matters only where a file of
+                // that name would be read.
+                Err(error) if is_manifest_name(&path) => found.push((path, Some(error))),
+                Err(_) => {}
             }
         }
+        // Depth first in path order, whatever order the file system lists entries in, so a
+        // directory reachable by two paths is always read under the same (first) one.
+        subdirs.sort_unstable_by(|a, b| b.cmp(a));
+        pending.extend(subdirs);
     }
     found.sort_by(|a, b| a.0.cmp(&b.0));
     found
@@ -754,6 +880,127 @@ mod tests {
         assert_eq!(names(&loaded), ["a", "j", "z", "c"]);
         let file = &origin(&loaded.resources[2]).file;
         assert_eq!(&**file, root.join("b/nested/z.yml").display().to_string());
+    }
+
+    #[test]
+    fn label_and_annotation_values_that_are_not_strings_are_input_errors() {
+        let text = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  annotations:\n    \
+                    argocd.argoproj.io/hook: PreSync\n    argocd.argoproj.io/sync-wave: 5\n    \
+                    example.com/enabled: true\n    example.com/empty:\n  labels:\n    \
+                    app: web\n    tier: {a: 1}\n    version: 1.5\n---\n\
+                    apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  \
+                    metadata:\n    name: c\n    labels: {replicas: 3}\n";
+        let loaded = load_str("n.yaml", text);
+        // Every object is still read, so the rest of the input is judged as usual.
+        assert_eq!(names(&loaded), ["j", "c"]);
+        let errors: Vec<_> = loaded.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                "n.yaml:7:5: metadata.annotations.argocd.argoproj.io/sync-wave: value 5 is a \
+                 number; Kubernetes annotations must be strings — quote it: \"5\"",
+                "n.yaml:8:5: metadata.annotations.example.com/enabled: value true is a boolean; \
+                 Kubernetes annotations must be strings — quote it: \"true\"",
+                "n.yaml:9:5: metadata.annotations.example.com/empty: value is null (nothing after \
+                 the colon, `~` or `null`); Kubernetes annotations must be strings. The API server \
+                 reads it as \"\", but kubectl before 1.33 and tools built on older Kubernetes \
+                 client libraries drop every one of this object's annotations — write \"\" if an \
+                 empty value is meant",
+                "n.yaml:12:5: metadata.labels.tier: value is a mapping; Kubernetes labels must be \
+                 strings",
+                "n.yaml:13:5: metadata.labels.version: value 1.5 is a number; Kubernetes labels \
+                 must be strings — quote it: \"1.5\"",
+                "n.yaml:22:14: metadata.labels.replicas: value 3 is a number; Kubernetes labels \
+                 must be strings — quote it: \"3\"",
+            ]
+        );
+        assert!(
+            loaded
+                .errors
+                .iter()
+                .all(|e| e.metric_label() == "not_a_string")
+        );
+        // Quoted values are what Kubernetes wants.
+        let quoted = load_str(
+            "q.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: q\n  annotations:\n    \
+             argocd.argoproj.io/sync-wave: \"5\"\n    e: \"\"\n  labels: {a: \"true\"}\n",
+        );
+        assert!(quoted.errors.is_empty(), "{:?}", quoted.errors);
+    }
+
+    #[test]
+    fn a_key_repeated_in_one_mapping_is_an_input_error_naming_both_lines() {
+        let text = format!(
+            "{}---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: first\n  labels:\n    \
+             app: a\n    tier: web\n    app: b\n  name: second\ndata: {{k: 1, k: 2}}\n",
+            cm("ok")
+        );
+        let loaded = load_str("d.yaml", &text);
+        // The object is still read (the last value wins, as the JSON has one key).
+        assert_eq!(names(&loaded), ["ok", "second"]);
+        assert_eq!(loaded.resources[1].label("app"), Some("b"));
+        let errors: Vec<_> = loaded.errors.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            errors,
+            [
+                "d.yaml:13:5: mapping key \"app\" already defined at line 11 of the same mapping",
+                "d.yaml:14:3: mapping key \"name\" already defined at line 9 of the same mapping",
+                "d.yaml:15:14: mapping key \"k\" already defined at line 15 of the same mapping",
+            ]
+        );
+        assert_eq!(loaded.errors[0].line(), Some(13));
+        assert_eq!(loaded.errors[0].metric_label(), "duplicate_key");
+        // The same key in different mappings is fine.
+        let fine = load_str(
+            "f.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: n, labels: {name: x}}\n",
+        );
+        assert!(fine.errors.is_empty(), "{:?}", fine.errors);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinked_directories_are_followed_once_and_cycles_end() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("base")).unwrap();
+        fs::create_dir_all(root.join("overlays/prod")).unwrap();
+        fs::write(root.join("base/a.yaml"), cm("from-base")).unwrap();
+        fs::write(root.join("overlays/prod/p.yaml"), cm("prod")).unwrap();
+        // kustomize-style: the overlay links its base; and a link back to an ancestor.
+        symlink("../../base", root.join("overlays/prod/base")).unwrap();
+        symlink("..", root.join("overlays/prod/up")).unwrap();
+        symlink("missing", root.join("overlays/prod/gone")).unwrap();
+
+        // The overlay alone: its linked base is read, the cycle ends.
+        let overlay = load_paths(&[root.join("overlays/prod")]);
+        assert!(overlay.errors.is_empty(), "{:?}", overlay.errors);
+        assert_eq!(names(&overlay), ["from-base", "prod"]);
+        assert_eq!(
+            &*origin(&overlay.resources[0]).file,
+            root.join("overlays/prod/base/a.yaml").display().to_string()
+        );
+
+        // The whole tree: `base` is reachable twice but read once, under its own path.
+        let all = load_paths(&[root.to_path_buf()]);
+        assert!(all.errors.is_empty(), "{:?}", all.errors);
+        assert_eq!(names(&all), ["from-base", "prod"]);
+        assert_eq!(
+            &*origin(&all.resources[0]).file,
+            root.join("base/a.yaml").display().to_string()
+        );
+
+        // A dangling link with a manifest name is reported, like an unreadable file.
+        symlink("missing.yaml", root.join("base/gone.yaml")).unwrap();
+        let dangling = load_paths(&[root.join("base")]);
+        assert_eq!(names(&dangling), ["from-base"]);
+        assert!(
+            matches!(&dangling.errors[..], [LoadError::Read { file, .. }] if file.ends_with("gone.yaml")),
+            "{:?}",
+            dangling.errors
+        );
     }
 
     #[test]

@@ -226,6 +226,18 @@ impl PointerIndex {
         }
     }
 
+    /// The position of the first child of `parent` with the (unescaped) mapping key `key`, by a
+    /// scan over the nodes: usable while the index is still being built, and only called for the
+    /// rare repeated key.
+    pub(crate) fn first_child(&self, parent: u32, key: &str) -> Option<Position> {
+        let mut escaped = String::with_capacity(key.len());
+        push_escaped(&mut escaped, key);
+        self.nodes
+            .iter()
+            .find(|n| n.parent == parent && self.token(n) == escaped)
+            .and_then(|n| n.position)
+    }
+
     /// The position recorded for a node.
     pub(crate) fn position_of(&self, node: u32) -> Option<Position> {
         self.nodes.get(node as usize).and_then(|n| n.position)

@@ -2,8 +2,9 @@
 //!
 //! saphyr's parser emits events with spans; [`DocumentParser`] turns them straight into
 //! `serde_json::Value`s (no intermediate YAML tree) while keeping a pointer → position index.
-//! Building directly from events keeps memory flat, lets the last duplicate key win as
-//! Kubernetes does, and puts hard limits on what one document may cost: nesting depth
+//! Building directly from events keeps memory flat, records every duplicate mapping key (the
+//! last value wins in the JSON, but the document carries the duplicates so the loader can report
+//! them: kubectl, kustomize and Helm reject such files), and puts hard limits on what one document may cost: nesting depth
 //! ([`MAX_DEPTH`]) and converted nodes ([`MAX_NODES`], which also stops alias bombs).
 //!
 //! Scalars follow the YAML 1.2 core schema exactly as saphyr resolves them (`1` is a number,
@@ -16,6 +17,7 @@ use std::collections::HashMap;
 
 use saphyr::Scalar;
 use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span, SpannedEventReceiver, Tag};
+use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::Position;
@@ -29,6 +31,11 @@ pub const MAX_DEPTH: usize = 256;
 /// anchors. A 30-line Deployment has about 60 nodes; a "billion laughs" alias bomb stops here
 /// instead of exhausting memory.
 pub const MAX_NODES: usize = 1_000_000;
+
+/// Most repeated keys recorded per document. Each costs a scan of the document's pointers to
+/// find the first occurrence; the cap keeps a hostile document of repeats linear, and a real one
+/// never comes close.
+pub(crate) const MAX_DUPLICATES: usize = 32;
 
 /// One document of a stream, as far as YAML is concerned.
 #[derive(Debug)]
@@ -54,6 +61,19 @@ pub(crate) struct ParsedDocument {
     pub value: Value,
     /// Every JSON pointer with the position of its key (or sequence item).
     pub pointers: PointerIndex,
+    /// Keys repeated within one mapping, in document order (at most [`MAX_DUPLICATES`]).
+    pub duplicates: Vec<DuplicateKey>,
+}
+
+/// A key that occurs a second (or later) time in one mapping.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DuplicateKey {
+    /// The key.
+    pub key: String,
+    /// Where this occurrence is.
+    pub position: Position,
+    /// Where the first occurrence is; `None` inside complex keys, which have no pointers.
+    pub first: Option<Position>,
 }
 
 /// Why a document could not be read, and where.
@@ -195,6 +215,8 @@ struct Builder {
     work: usize,
     /// Set when the document hit a limit; its remaining events are ignored.
     failure: Option<DocumentError>,
+    /// Repeated mapping keys of this document.
+    duplicates: Vec<DuplicateKey>,
 }
 
 impl<'input> SpannedEventReceiver<'input> for Builder {
@@ -252,6 +274,7 @@ impl Builder {
         self.nodes = 0;
         self.work = 0;
         self.failure = None;
+        self.duplicates.clear();
     }
 
     fn end_document(&mut self, span: Span) {
@@ -264,6 +287,7 @@ impl Builder {
                     first_line: self.first_line,
                     value,
                     pointers,
+                    duplicates: std::mem::take(&mut self.duplicates),
                 })
             }
             _ => Document::Empty,
@@ -362,14 +386,35 @@ impl Builder {
                 }
             }
             Role::Value => {
+                let mut repeated = None;
                 if let Some(Frame {
                     container: Container::Mapping { map, key },
+                    node,
                     ..
                 }) = self.stack.last_mut()
-                    && let Some((key, _)) = key.take()
+                    && let Some((key, key_position)) = key.take()
                 {
-                    // Last duplicate wins, as in Kubernetes' own YAML decoding.
-                    map.insert(key, value);
+                    // The last value wins in the JSON; the repeat is recorded for the loader to
+                    // report. One lookup either way, so unique keys cost nothing more.
+                    match map.entry(key) {
+                        Entry::Vacant(slot) => {
+                            slot.insert(value);
+                        }
+                        Entry::Occupied(mut slot) => {
+                            repeated = Some((slot.key().clone(), key_position, *node));
+                            slot.insert(value);
+                        }
+                    }
+                }
+                if let Some((key, position, node)) = repeated
+                    && self.duplicates.len() < MAX_DUPLICATES
+                {
+                    let first = node.and_then(|parent| self.pointers.first_child(parent, &key));
+                    self.duplicates.push(DuplicateKey {
+                        key,
+                        position,
+                        first,
+                    });
                 }
             }
             Role::Key => {
@@ -659,6 +704,32 @@ mod tests {
                 ..
             }))
         ));
+    }
+
+    #[test]
+    fn repeated_keys_are_recorded_with_both_positions_and_the_last_value_wins() {
+        let doc = only("a: 1\nb:\n  c: x\n  c: y\na: 2\n");
+        assert_eq!(doc.value, json!({"a": 2, "b": {"c": "y"}}));
+        let found: Vec<_> = doc
+            .duplicates
+            .iter()
+            .map(|d| (d.key.as_str(), d.position.line, d.first.map(|p| p.line)))
+            .collect();
+        assert_eq!(found, [("c", 4, Some(3)), ("a", 5, Some(1))]);
+        // In a complex key there are no pointers: the repeat is still recorded.
+        let doc = only("? {k: 1, k: 2}\n: v\n");
+        assert_eq!(doc.duplicates.len(), 1);
+        assert_eq!(doc.duplicates[0].first, None);
+    }
+
+    #[test]
+    fn a_document_of_repeats_stays_cheap() {
+        let text: String = (0..50_000).map(|i| format!("k: {i}\n")).collect();
+        let started = std::time::Instant::now();
+        let doc = only(&text);
+        assert_eq!(doc.value, json!({"k": 49_999}));
+        assert_eq!(doc.duplicates.len(), MAX_DUPLICATES);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]

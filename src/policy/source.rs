@@ -3,6 +3,10 @@
 //! Only the top level of the directory is read. Kubernetes mounts ConfigMaps as a directory of
 //! symlinks into a hidden `..data` folder; walking recursively (or into dot-folders) would load
 //! every rule twice, so hidden entries are skipped and symlinks at the top level are followed.
+//!
+//! A directory with a `config.yaml` and no `.rego` file at all is a *configuration-only*
+//! directory: it stands for the built-in rules (and their tests) with that `config.yaml` in place
+//! of the built-in one, so one rule can be turned off or down without copying every rule.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,10 +34,42 @@ pub struct PolicyDir {
     pub rego: Vec<RegoFile>,
     /// `config.yaml` and its contents, if present.
     pub config: Option<(PathBuf, String)>,
+    /// True for a configuration-only directory: `rego` holds the built-in files.
+    pub builtin_rules: bool,
 }
 
+/// The label of a built-in rule file, in messages and diagnostics.
+pub const BUILTIN_LABEL_DIR: &str = "<built-in>";
+
 /// Reads the `.rego` files and `config.yaml` at the top level of `dir`.
+///
+/// A configuration-only directory (a `config.yaml`, no `.rego` file) gives the built-in rule and
+/// test files, labelled `<built-in>/<name>.rego`, with its own `config.yaml`: the directory's
+/// configuration replaces the built-in one, and every key it leaves out has its default (the
+/// values the built-in `config.yaml` documents).
 pub fn read_dir(dir: &Path) -> Result<PolicyDir, PolicyError> {
+    let mut read = read_files(dir)?;
+    if read.rego.is_empty() && read.config.is_some() {
+        read.rego = builtin_rego();
+        read.builtin_rules = true;
+    }
+    Ok(read)
+}
+
+/// The built-in `.rego` files (rules and tests), sorted by name.
+fn builtin_rego() -> Vec<RegoFile> {
+    super::builtin::BUILTIN_POLICY_FILES
+        .iter()
+        .filter(|(name, _)| name.ends_with(".rego"))
+        .map(|(name, text)| RegoFile {
+            label: format!("{BUILTIN_LABEL_DIR}/{name}"),
+            text: (*text).to_string(),
+            is_test: name.ends_with("_test.rego"),
+        })
+        .collect()
+}
+
+fn read_files(dir: &Path) -> Result<PolicyDir, PolicyError> {
     let io = |path: &Path, source: std::io::Error| PolicyError::Io {
         path: path.to_path_buf(),
         source,
@@ -69,7 +105,11 @@ pub fn read_dir(dir: &Path) -> Result<PolicyDir, PolicyError> {
             });
         }
     }
-    Ok(PolicyDir { rego, config })
+    Ok(PolicyDir {
+        rego,
+        config,
+        builtin_rules: false,
+    })
 }
 
 /// A regorus diagnostic split into its position and message.
@@ -148,6 +188,32 @@ mod tests {
             one_line("execution exceeded time limit (elapsed=1ns, limit=1ns)"),
             "execution exceeded time limit (elapsed=1ns, limit=1ns)"
         );
+    }
+
+    #[test]
+    fn a_configuration_only_directory_stands_for_the_builtin_rules_with_its_config() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join(CONFIG_FILE), "actions: {SG103: off}\n").unwrap();
+        fs::write(dir.path().join("README.md"), "my tuning").unwrap();
+        let read = read_dir(dir.path()).unwrap();
+        assert!(read.builtin_rules);
+        let (path, text) = read.config.unwrap();
+        assert_eq!(path, dir.path().join(CONFIG_FILE));
+        assert_eq!(text, "actions: {SG103: off}\n");
+        let labels: Vec<&str> = read.rego.iter().map(|f| f.label.as_str()).collect();
+        assert!(labels.contains(&"<built-in>/hook_restart_on_failure.rego"));
+        assert!(labels.contains(&"<built-in>/hook_restart_on_failure_test.rego"));
+        assert!(read.rego.iter().any(|f| f.is_test) && read.rego.iter().any(|f| !f.is_test));
+
+        // Without config.yaml an empty directory is still nothing (the loader says so), and
+        // one rule file means the directory is a whole policy set of its own.
+        let empty = tempfile::tempdir().unwrap();
+        let read = read_dir(empty.path()).unwrap();
+        assert!(read.rego.is_empty() && !read.builtin_rules);
+        fs::write(dir.path().join("mine.rego"), "package syncguard.rules.mine").unwrap();
+        let read = read_dir(dir.path()).unwrap();
+        assert!(!read.builtin_rules);
+        assert_eq!(read.rego.len(), 1);
     }
 
     #[test]
