@@ -16,7 +16,7 @@
 #     below): failurePolicy, timeouts, namespace exclusions, security settings, RBAC, caBundle,
 #     no hook annotations, the policy ConfigMap equal to the files and small enough for
 #     client-side apply
-#  6. the policy ConfigMap as rendered loads (`syncguard test` on its files), and dogfood:
+#  6. the policy ConfigMap as rendered loads and passes the rules' tests, and dogfood:
 #     `syncguard check --fail-on info` with those rules over each render finds nothing (exit 0, zero
 #     findings; the only exemption allowed is SG203 on cert-manager kinds, see the chart README)
 #  7. the example Argo CD Application: ignores caBundle with RespectIgnoreDifferences=true, and
@@ -163,8 +163,13 @@ for v in "${VARIANTS[@]}"; do
         fail "[$v] rendered objects fail the schema or the chart's assertions"
 
     # The policy ConfigMap as the pods will mount it (with policies.config / extraFiles) must load.
-    step "[$v] the rendered policy ConfigMap loads (syncguard test)"
-    "$SG" test "$WORK/$v.policies" >"$WORK/test.txt" 2>&1 || { cat "$WORK/test.txt" >&2; fail "[$v] the policy set in the ConfigMap does not load"; }
+    # The ConfigMap carries rules without their tests (size), and `syncguard test` refuses a
+    # directory with no tests; so the repository's tests run against the rules as mounted.
+    step "[$v] the rendered policy ConfigMap loads and passes the rules' tests (syncguard test)"
+    mkdir -p "$WORK/$v.tested"
+    cp "$WORK/$v.policies"/* "$WORK/$v.tested/"
+    cp "$ROOT"/policies/*_test.rego "$WORK/$v.tested/"
+    "$SG" test "$WORK/$v.tested" >"$WORK/test.txt" 2>&1 || { tail -20 "$WORK/test.txt" >&2; fail "[$v] the policy set in the ConfigMap does not load or fails its tests"; }
 
     # ---- 6. dogfood, with the rules the chart deploys ----
     dogfood "$v" "$WORK/$v.yaml" --policies "$WORK/$v.policies"
