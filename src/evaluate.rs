@@ -435,10 +435,15 @@ impl<'a> AppView<'a> {
         doc.insert("refs".into(), Value::Array(refs));
         doc.insert("dependents".into(), Value::Array(dependents));
         doc.insert("collisions".into(), Value::Array(self.collisions_of(&me)));
-        doc.insert(
-            "apply".into(),
-            json!(ApplySize::of(&me.resource.raw, self.name.as_deref())),
-        );
+        // What a client-side apply would store: only rendered manifests are about to be applied
+        // (an admitted object already carries what its client wrote, a live one was applied), so
+        // admission and the audit do not serialise every object for it.
+        if options.source == Source::Check {
+            doc.insert(
+                "apply".into(),
+                json!(ApplySize::of(&me.resource.raw, self.name.as_deref())),
+            );
+        }
         doc.insert(
             "has_template".into(),
             Value::Bool(has_template(&me.resource.raw)),

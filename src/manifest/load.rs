@@ -15,7 +15,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::LoadError;
-use super::pointers::{PointerIndex, ROOT};
+use super::pointers::{PointerIndex, ROOT, push_escaped};
 use super::stream::{Region, split_regions};
 use super::yaml::{
     Document, DocumentError, DocumentErrorKind, DocumentParser, MAX_DEPTH, MAX_NODES,
@@ -414,9 +414,9 @@ impl DocumentContext<'_> {
                 let Some(problem) = not_a_string(item, what) else {
                     continue;
                 };
-                let position = pointers
-                    .get(&format!("/metadata/{field}/{}", escape_token(key)))
-                    .unwrap_or(start);
+                let mut pointer = format!("/metadata/{field}/");
+                push_escaped(&mut pointer, key);
+                let position = pointers.get(&pointer).unwrap_or(start);
                 found.push((position, format!("metadata.{field}.{key}: {problem}")));
             }
         }
@@ -461,11 +461,6 @@ fn not_a_string(value: &Value, what: &str) -> Option<String> {
     Some(format!(
         "value {shown} is {kind}; Kubernetes {what} must be strings — quote it: \"{shown}\""
     ))
-}
-
-/// A mapping key as a JSON pointer token (RFC 6901).
-fn escape_token(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
 }
 
 fn document_error(file: &Arc<str>, error: DocumentError) -> LoadError {

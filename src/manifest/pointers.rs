@@ -306,7 +306,7 @@ fn token_of<'a>(tokens: &'a str, node: &Node) -> &'a str {
 }
 
 /// Appends a pointer token with RFC 6901 escaping (`~` → `~0`, `/` → `~1`).
-fn push_escaped(out: &mut String, token: &str) {
+pub(crate) fn push_escaped(out: &mut String, token: &str) {
     if !token.contains(['~', '/']) {
         out.push_str(token);
         return;

@@ -111,7 +111,7 @@ pub struct Application {
 impl Application {
     /// Reads an Application object; `None` for any other kind.
     pub fn from_resource(r: &Resource) -> Option<Application> {
-        if r.group != "argoproj.io" || r.kind != "Application" {
+        if !is_application(r) {
             return None;
         }
         let spec = r.raw.get("spec");
@@ -176,6 +176,11 @@ pub fn inferred_destination(objects: &[Resource]) -> Option<String> {
     best.map(|(ns, _)| ns.to_string())
 }
 
+/// True for an `argoproj.io` Application object.
+fn is_application(r: &Resource) -> bool {
+    r.group == "argoproj.io" && r.kind == "Application"
+}
+
 /// The objects of one Application (or of no known Application).
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppGroup {
@@ -202,15 +207,16 @@ pub fn group_by_app(
         .map(|(r, f)| membership.app_of(r, f))
         .collect();
     let distinct: std::collections::BTreeSet<&str> = names.iter().flatten().copied().collect();
-    let applications: Vec<&Resource> = resources
-        .iter()
-        .filter(|r| Application::from_resource(r).is_some())
-        .collect();
-    let only_app = match (distinct.len(), applications.as_slice()) {
-        (1, _) if membership.method == TrackingMethod::Label => distinct.into_iter().next(),
+    let mut applications = resources.iter().filter(|r| is_application(r));
+    let lone_application = match (applications.next(), applications.next()) {
+        (Some(app), None) => Some(app.name.as_str()),
+        _ => None,
+    };
+    let only_app = match distinct.len() {
+        1 if membership.method == TrackingMethod::Label => distinct.into_iter().next(),
         // Nothing is tracked yet and the input holds one Application: its manifests next to it
         // (a GitOps directory: the Application and what it deploys).
-        (0, [app]) if membership.one_application_owns_the_rest => Some(app.name.as_str()),
+        0 if membership.one_application_owns_the_rest => lone_application,
         _ => None,
     };
     let mut groups: Vec<AppGroup> = Vec::new();
@@ -218,10 +224,11 @@ pub fn group_by_app(
     for (i, name) in names.iter().enumerate() {
         // An Application object never joins the app it describes by default: it is the parent's
         // member (app-of-apps), or nobody's.
-        let is_application = resources
-            .get(i)
-            .is_some_and(|r| Application::from_resource(r).is_some());
-        let default = if is_application { None } else { only_app };
+        let default = if resources.get(i).is_some_and(is_application) {
+            None
+        } else {
+            only_app
+        };
         let name = name.or(default).map(str::to_string);
         let slot = *by_name.entry(name.clone()).or_insert_with(|| {
             groups.push(AppGroup {

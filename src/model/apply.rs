@@ -92,11 +92,6 @@ impl ApplySize {
             limit: ANNOTATIONS_LIMIT,
         }
     }
-
-    /// True when a client-side apply of the object is refused.
-    pub fn too_long(&self) -> bool {
-        self.annotations_bytes > self.limit
-    }
 }
 
 /// Length of a string as Go's `json.Marshal` writes it, quotes included.
@@ -160,7 +155,7 @@ mod tests {
             size.annotations_bytes,
             TRACKING_ID.len() + id + LAST_APPLIED.len() + size.last_applied_bytes
         );
-        assert!(!size.too_long());
+        assert!(size.annotations_bytes <= ANNOTATIONS_LIMIT);
     }
 
     #[test]
@@ -169,10 +164,10 @@ mod tests {
         let cm = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
                         "data": {"page": "<".repeat(87_000)}});
         assert!(serde_json::to_string(&cm).unwrap().len() < ANNOTATIONS_LIMIT);
-        assert!(ApplySize::of(&cm, None).too_long());
+        assert!(ApplySize::of(&cm, None).annotations_bytes > ANNOTATIONS_LIMIT);
         let plain = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"},
                            "data": {"page": "x".repeat(87_000)}});
-        assert!(!ApplySize::of(&plain, None).too_long());
+        assert!(ApplySize::of(&plain, None).annotations_bytes <= ANNOTATIONS_LIMIT);
     }
 
     #[test]

@@ -248,12 +248,11 @@ pub(crate) fn object_label(r: &ResourceRef) -> String {
     }
 }
 
-/// The message of a finding about several objects (one cause), with the others named:
-/// `"<message> Also: Role ns/a (file:3), RoleBinding ns/a (file:9)."`; the message alone
-/// otherwise. For views that have one text field per finding.
-pub(crate) fn message_with_also(f: &Finding) -> String {
+/// The other objects of a finding about several objects (one cause), each with its place:
+/// `"Role ns/a (file:3), RoleBinding ns/a (file:9)"`; `None` for a finding about one object.
+pub(crate) fn also_list(f: &Finding) -> Option<String> {
     if f.also.is_empty() {
-        return f.message.clone();
+        return None;
     }
     let others: Vec<String> = f
         .also
@@ -263,7 +262,16 @@ pub(crate) fn message_with_also(f: &Finding) -> String {
             None => object_label(&r.resource),
         })
         .collect();
-    format!("{} Also: {}.", f.message, others.join(", "))
+    Some(others.join(", "))
+}
+
+/// The message with the other objects named (`"<message> Also: <also_list>."`), for views that
+/// have one text field per finding.
+pub(crate) fn message_with_also(f: &Finding) -> String {
+    match also_list(f) {
+        Some(others) => format!("{} Also: {others}.", f.message),
+        None => f.message.clone(),
+    }
 }
 
 /// The rule's documentation as a link: absolute as written, or joined to

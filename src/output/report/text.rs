@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use super::{
-    Group, NO_APPLICATION, RenderOptions, docs_link, group_by_application, groups_by_application,
-    object_label, sorted_findings, summary_sentence, visible,
+    Group, NO_APPLICATION, RenderOptions, also_list, docs_link, group_by_application,
+    groups_by_application, object_label, sorted_findings, summary_sentence, visible,
 };
 use crate::finding::{Action, Finding, Report, Severity, Status};
 use crate::output::style::Style;
@@ -166,16 +166,8 @@ fn write_finding(
         );
     };
     line(&f.message);
-    if !f.also.is_empty() {
-        let others: Vec<String> = f
-            .also
-            .iter()
-            .map(|r| match &r.location {
-                Some(l) => format!("{} ({}:{})", object_label(&r.resource), l.file, l.line),
-                None => object_label(&r.resource),
-            })
-            .collect();
-        line(&format!("also: {}", others.join(", ")));
+    if let Some(others) = also_list(f) {
+        line(&format!("also: {others}"));
     }
     if let Some(template) = f.location.as_ref().and_then(|l| l.helm_template.as_deref()) {
         line(&format!("(from {template})"));
