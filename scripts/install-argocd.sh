@@ -12,9 +12,18 @@
 # component; the component is chosen by ARGOCD_BINARY_NAME (argocd-application-controller,
 # argocd-repo-server), exactly as in Argo CD's own image, where the names are symlinks.
 #
-# Only v3.2.x builds from the proxy (reference notes: 3.2.12's zip does not compile, 3.3+ replace
-# gitops-engine with a nested module the zip lacks), hence the default. v3.2.11 uses the standalone
-# gitops-engine, the "GE" flavour of our sync-semantics spec.
+# Which releases build from the proxy (measured, docs/argocd-versions.md): v3.2.11 (the standalone
+# gitops-engine, the "GE" flavour of our sync-semantics spec; 3.2.12's zip does not compile) and
+# v3.6.x, the default. From 3.3 Argo CD replaces the engine with its nested module
+# (`github.com/argoproj/argo-cd/gitops-engine/v3 => ./gitops-engine`), which the argo-cd zip lacks;
+# from 3.6.0 that module is published on its own, so a local-path replace whose module the proxy
+# serves at the required version is dropped, and one it does not serve (3.3-3.5: a placeholder
+# pseudo-version) means "cannot be built here" (exit 2). 3.6's go.mod says `go 1.27.0`: a go
+# directive newer than the local Go is met with GOTOOLCHAIN (ARGOCD_GOTOOLCHAIN, default go1.27.3,
+# downloaded from the proxy like any module).
+#
+# Each version's binary is kept in .tools/argocd-build/<version>/argocd, so switching
+# ARGOCD_VERSION back and forth copies instead of rebuilding; .tools/bin/argocd is the selected one.
 #
 # kwok: `go install sigs.k8s.io/kwok/cmd/kwok@KWOK_VERSION` (no replace directives). Its stage
 # files (pod/node lifecycles) are read from the module cache by the e2e harness.
@@ -26,11 +35,12 @@
 # before relinks in seconds.
 set -euo pipefail
 
-ARGOCD_VERSION="${ARGOCD_VERSION:-v3.2.11}"
+ARGOCD_VERSION="${ARGOCD_VERSION:-v3.6.1}"
+ARGOCD_GOTOOLCHAIN="${ARGOCD_GOTOOLCHAIN:-go1.27.3}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BIN_DIR="$ROOT/.tools/bin"
-BUILD_DIR="$ROOT/.tools/argocd-build"
+BUILD_DIR="$ROOT/.tools/argocd-build/$ARGOCD_VERSION"
 STAMP="$BIN_DIR/.argocd-tools.stamp"
 
 die() {
@@ -70,6 +80,13 @@ installed_ok() {
 mkdir -p "$BIN_DIR" "$BUILD_DIR"
 ensure_redis
 
+# A binary of this version built before (another ARGOCD_VERSION was selected since): reuse it.
+if [[ -x "$BUILD_DIR/argocd" && -x "$BIN_DIR/kwok" && -f "$STAMP" ]] &&
+    [[ "$(HOME="$BUILD_DIR" "$BUILD_DIR/argocd" version --client --short 2>/dev/null)" == *"$ARGOCD_VERSION"* ]]; then
+    cp -f "$BUILD_DIR/argocd" "$BIN_DIR/argocd"
+    sed -i "s/^argocd=.*/argocd=$ARGOCD_VERSION/" "$STAMP"
+fi
+
 if installed_ok; then
     echo "argocd $ARGOCD_VERSION and kwok $KWOK_VERSION already installed in $BIN_DIR; $(redis-server --version | cut -d' ' -f1-3)"
     exit 0
@@ -100,8 +117,35 @@ replaces="$(awk '
     /^replace [^(]/ { sub(/^replace /, ""); sub(/\/\/.*/, ""); print }
 ' "$argo_mod" | sed -E 's/^[[:space:]]+//; s/[[:space:]]+$//')"
 (($(grep -c '=>' <<<"$replaces") >= 10)) || die "found only $(grep -c '=>' <<<"$replaces") replace directives in $argo_mod; the go.mod layout changed?"
-if grep -qE '=>[[:space:]]*\.' <<<"$replaces"; then
-    EXIT_CODE=2 die "argo-cd $ARGOCD_VERSION replaces a module with a local path ($(grep -E '=>[[:space:]]*\.' <<<"$replaces" | head -1)); it cannot be built from the module proxy (only v3.2.x can)"
+# A go directive newer than the local toolchain: build with ARGOCD_GOTOOLCHAIN from the proxy.
+local_go="$(go env GOVERSION)"
+local_go="${local_go#go}"
+if [[ -n "$go_directive" ]] && [[ "$(printf '%s\n%s\n' "$go_directive" "$local_go" | sort -V | tail -1)" != "$local_go" ]]; then
+    export GOTOOLCHAIN="$ARGOCD_GOTOOLCHAIN"
+    echo "install-argocd: argo-cd $ARGOCD_VERSION needs go $go_directive; building with GOTOOLCHAIN=$GOTOOLCHAIN"
+    (cd / && go version >/dev/null 2>"$BUILD_DIR/toolchain.err") || {
+        cat "$BUILD_DIR/toolchain.err" >&2
+        EXIT_CODE=2 die "toolchain $GOTOOLCHAIN could not be downloaded from the Go module proxy"
+    }
+fi
+
+# A local-path replacement (=> ./something) cannot be satisfied from the zip. It is dropped when the
+# proxy serves the replaced module at the version argo-cd requires (3.6+: the published engine),
+# and the version cannot be built here when it does not (3.3-3.5).
+local_paths="$(grep -E '=>[[:space:]]*\.' <<<"$replaces" || true)"
+if [[ -n "$local_paths" ]]; then
+    while read -r line; do
+        mod="$(awk '{print $1}' <<<"$line")"
+        req="$(awk -v m="$mod" '$1 == m && $2 ~ /^v/ {print $2; exit}' "$argo_mod")"
+        [[ -n "$req" ]] || req="$(awk -v m="$mod" '/^require \($/ {r=1; next} r && /^\)/ {r=0} r && $1 == m {print $2; exit}' "$argo_mod")"
+        got=""
+        [[ -z "$req" ]] || got="$(cd / && go mod download -json "$mod@$req" 2>>"$BUILD_DIR/download.err" | jq -r 'if .Error then "" else .Zip // "" end' 2>/dev/null || true)"
+        if [[ -z "$got" ]]; then
+            EXIT_CODE=2 die "argo-cd $ARGOCD_VERSION replaces $mod with a local path and the proxy does not serve $mod@${req:-?}; it cannot be built from the module proxy (v3.2.11 and v3.6.x can)"
+        fi
+        echo "install-argocd: $mod@$req is published; dropping its local-path replace"
+    done <<<"$local_paths"
+    replaces="$(grep -vE '=>[[:space:]]*\.' <<<"$replaces")"
 fi
 
 # 2. The wrapper module.
@@ -131,17 +175,22 @@ mkdir -p "$out"
 # name the release.
 pkg=github.com/argoproj/argo-cd/v3/common
 ldflags="-s -w -X $pkg.version=${ARGOCD_VERSION#v} -X $pkg.buildDate=1970-01-01T00:00:00Z -X $pkg.gitTreeState=clean"
-echo "install-argocd: building argo-cd $ARGOCD_VERSION (about 7 minutes and 1.7 GB of modules on a cold cache) ..."
+echo "install-argocd: building argo-cd $ARGOCD_VERSION (7-15 minutes of CPU and about 2 GB of modules on a cold cache) ..."
 if ! CGO_ENABLED=0 GOFLAGS="-mod=mod -trimpath -buildvcs=false" go build -ldflags="$ldflags" -o "$out/argocd" \
     github.com/argoproj/argo-cd/v3/cmd; then
     EXIT_CODE=1 die "go build of argo-cd failed; wrapper module in $BUILD_DIR"
 fi
 
-echo "install-argocd: building kwok $KWOK_VERSION ..."
-if ! CGO_ENABLED=0 GOBIN="$out" GOFLAGS="-trimpath -buildvcs=false" \
-    go install -ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; then
-    EXIT_CODE=1 die "go install of kwok $KWOK_VERSION failed"
+if [[ -x "$BIN_DIR/kwok" && "$("$BIN_DIR/kwok" --version 2>/dev/null)" == *"${KWOK_VERSION#v}"* ]]; then
+    cp -f "$BIN_DIR/kwok" "$out/kwok"
+else
+    echo "install-argocd: building kwok $KWOK_VERSION ..."
+    if ! GOTOOLCHAIN=local CGO_ENABLED=0 GOBIN="$out" GOFLAGS="-trimpath -buildvcs=false" \
+        go install -ldflags="-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${KWOK_VERSION#v}" "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION"; then
+        EXIT_CODE=1 die "go install of kwok $KWOK_VERSION failed"
+    fi
 fi
+cp -f "$out/argocd" "$BUILD_DIR/argocd"
 mv -f "$out/argocd" "$out/kwok" "$BIN_DIR/"
 printf 'argocd=%s\nkwok=%s\ngo=%s\n' "$ARGOCD_VERSION" "$KWOK_VERSION" "$(go env GOVERSION)" >"$STAMP"
 

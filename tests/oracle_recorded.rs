@@ -1,8 +1,11 @@
 //! The real Argo CD controller as the referee of `syncguard plan`, on recorded syncs: each case
-//! in `tests/fixtures/audit/` is one sync by Argo CD v3.2.11 on the e2e stack (the manifests, the
-//! API server's audit log of it, the Application's operationState). The recorder
-//! (`tests/oracle/recorder.rs`) turns the log into the steps the controller took; `plan` must
-//! give the same steps, each compared as a set.
+//! in `tests/fixtures/audit/` is one sync by the real controller on the e2e stack (the
+//! manifests, the API server's audit log of it, the Application's operationState). The
+//! recordings of each release sit in `tests/fixtures/audit/v<release>/` (v3.2.11: the
+//! standalone gitops-engine; v3.6.1: the engine inside argo-cd), and every test runs on each of
+//! them with `plan --argocd-version <release>`. The recorder (`tests/oracle/recorder.rs`) turns
+//! the log into the steps the controller took; `plan` must give the same steps, each compared
+//! as a set.
 
 #[path = "oracle/recorder.rs"]
 mod recorder;
@@ -19,13 +22,68 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// A recording (`<case>.audit.jsonl`, `<case>.operation.json`): from `SYNCGUARD_ORACLE_DIR` when
-/// set — the e2e suite's `argocd_oracle` scenario syncs every case with the real controller and
-/// runs these tests again on what it recorded — else the committed one.
-fn recording_file(name: &str) -> PathBuf {
-    match std::env::var_os("SYNCGUARD_ORACLE_DIR") {
-        Some(dir) => PathBuf::from(dir).join(name),
-        None => fixture(name),
+/// One release's recordings: `<case>.audit.jsonl`, `<case>.operation.json` and `wave-delay`.
+struct Rec {
+    /// The release that made them (`v3.6.1`), planned for with `--argocd-version`.
+    version: String,
+    dir: PathBuf,
+}
+
+/// The recordings to check: from `SYNCGUARD_ORACLE_DIR` (made by `SYNCGUARD_ORACLE_VERSION`)
+/// when set — the e2e suite's `argocd_oracle` scenario syncs every case with the real
+/// controller and runs these tests again on what it recorded — else every committed release.
+fn recordings() -> Vec<Rec> {
+    if let Some(dir) = std::env::var_os("SYNCGUARD_ORACLE_DIR") {
+        let version = std::env::var("SYNCGUARD_ORACLE_VERSION")
+            .expect("SYNCGUARD_ORACLE_VERSION names the release that made SYNCGUARD_ORACLE_DIR");
+        return vec![Rec {
+            version,
+            dir: PathBuf::from(dir),
+        }];
+    }
+    let mut recs: Vec<Rec> = std::fs::read_dir(fixture(""))
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().to_str()?.to_string();
+            (e.path().is_dir() && name.starts_with('v')).then(|| Rec {
+                version: name,
+                dir: e.path(),
+            })
+        })
+        .collect();
+    recs.sort_by(|a, b| a.version.cmp(&b.version));
+    let versions: Vec<&str> = recs.iter().map(|r| r.version.as_str()).collect();
+    assert!(
+        versions.contains(&"v3.2.11") && versions.contains(&"v3.6.1"),
+        "committed recordings of both referees expected, found {versions:?}"
+    );
+    recs
+}
+
+/// Runs `check` on every release's recordings; the failures of all of them are reported
+/// together, each with its release.
+fn for_each_release(check: impl Fn(&Rec)) {
+    let mut failures = Vec::new();
+    for r in recordings() {
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&r)));
+        if let Err(e) = outcome {
+            failures.push(format!("Argo CD {}: {}", r.version, panic_text(&e)));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+fn panic_text(e: &Box<dyn std::any::Any + Send>) -> String {
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+impl Rec {
+    fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
     }
 }
 
@@ -33,20 +91,20 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn operation(case: &str) -> Value {
-    serde_json::from_str(&read(&recording_file(&format!("{case}.operation.json")))).unwrap()
+fn operation(r: &Rec, case: &str) -> Value {
+    serde_json::from_str(&read(&r.file(&format!("{case}.operation.json")))).unwrap()
 }
 
-fn audit_log(case: &str) -> String {
-    read(&recording_file(&format!("{case}.audit.jsonl")))
+fn audit_log(r: &Rec, case: &str) -> String {
+    read(&r.file(&format!("{case}.audit.jsonl")))
 }
 
 /// The wave delay (`ARGOCD_SYNC_WAVE_DELAY`, seconds) the recordings read were made with: the
 /// `wave-delay` file beside them. The e2e stack runs the controller with a longer delay than
 /// Argo CD's 2 s (`AS_SYNC_WAVE_DELAY`), so that a busy machine cannot stretch the pauses inside
 /// a step past the gap.
-fn wave_delay() -> f64 {
-    let text = read(&recording_file("wave-delay"));
+fn wave_delay(r: &Rec) -> f64 {
+    let text = read(&r.file("wave-delay"));
     text.trim()
         .parse()
         .unwrap_or_else(|_| panic!("wave-delay: {text:?} is not a number of seconds"))
@@ -54,22 +112,22 @@ fn wave_delay() -> f64 {
 
 /// The step gap: 0.6 of the wave delay, above the longest pause seen inside a step (the
 /// controller waits up to 3 s for a CRD to be Established) and below the delay.
-fn gap() -> f64 {
-    0.6 * wave_delay()
+fn gap(r: &Rec) -> f64 {
+    0.6 * wave_delay(r)
 }
 
-fn filter_for(op: &Value) -> Filter {
+fn filter_for(r: &Rec, op: &Value) -> Filter {
     Filter {
         since: op["startedAt"].as_str().map(str::to_string),
-        gap_seconds: gap(),
+        gap_seconds: gap(r),
         ..Filter::default()
     }
 }
 
-fn recorded(case: &str) -> Vec<Step> {
-    let log = audit_log(case);
-    let op = operation(case);
-    let filter = filter_for(&op);
+fn recorded(r: &Rec, case: &str) -> Vec<Step> {
+    let log = audit_log(r, case);
+    let op = operation(r, case);
+    let filter = filter_for(r, &op);
     record(&log, Some(&op), &filter)
 }
 
@@ -104,16 +162,16 @@ fn tasks_of(step: &Value) -> Vec<Task> {
 }
 
 /// The plan's steps and its SyncFail step (if any).
-fn plan_of(args: &[&str]) -> (Vec<Vec<Task>>, Option<Vec<Task>>) {
+fn plan_of(r: &Rec, args: &[&str]) -> (Vec<Vec<Task>>, Option<Vec<Task>>) {
     let out = Command::new(env!("CARGO_BIN_EXE_syncguard"))
-        // The flavour of the recorded controller, Argo CD v3.2.11: the standalone gitops-engine.
-        .args(["plan", "--format", "json", "--argocd-version", "3.2.11"])
+        // Planned for the release that made the recording.
+        .args(["plan", "--format", "json", "--argocd-version", &r.version])
         .args(args)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(doc["argocd"]["flavor"], "ge");
+    assert_eq!(doc["argocd"]["version"], r.version.trim_start_matches('v'));
     let plan = &doc["applications"][0]["plan"];
     let steps = plan["steps"]
         .as_array()
@@ -125,8 +183,8 @@ fn plan_of(args: &[&str]) -> (Vec<Vec<Task>>, Option<Vec<Task>>) {
     (steps, sync_fail)
 }
 
-fn plan_steps(args: &[&str]) -> Vec<Vec<Task>> {
-    plan_of(args).0
+fn plan_steps(r: &Rec, args: &[&str]) -> Vec<Vec<Task>> {
+    plan_of(r, args).0
 }
 
 /// Each plan step has exactly the objects of the recorded step at the same position.
@@ -208,7 +266,11 @@ fn same_name(applied: &str, planned: &str) -> bool {
 
 #[test]
 fn the_recorder_finds_the_steps_of_a_hooks_and_waves_sync() {
-    let steps = recorded("waves");
+    for_each_release(recorder_finds_the_steps_of_waves);
+}
+
+fn recorder_finds_the_steps_of_waves(r: &Rec) {
+    let steps = recorded(r, "waves");
     assert_eq!(
         names(&steps),
         vec![
@@ -239,7 +301,7 @@ fn the_recorder_finds_the_steps_of_a_hooks_and_waves_sync() {
 fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
     // The committed recording, made with a 4 s wave delay: the Namespace (created before the
     // dry run) comes 0.7 s before the first hook, the steps 4.1 s apart.
-    let log = read(&fixture("waves.audit.jsonl"));
+    let log = read(&fixture("v3.2.11/waves.audit.jsonl"));
     let with_gap = |gap_seconds| {
         let f = Filter {
             gap_seconds,
@@ -251,7 +313,7 @@ fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
     // step of its own; a gap between that pause and the wave delay gives the 6 steps; above
     // the wave delay every step runs into the next.
     assert_eq!(with_gap(0.5), 7);
-    let committed_delay: f64 = read(&fixture("wave-delay")).trim().parse().unwrap();
+    let committed_delay: f64 = read(&fixture("v3.2.11/wave-delay")).trim().parse().unwrap();
     assert_eq!(
         committed_delay, 4.0,
         "the numbers here are those of the committed recording"
@@ -262,45 +324,66 @@ fn the_gap_must_lie_between_the_pauses_inside_a_step_and_the_wave_delay() {
 
 #[test]
 fn plan_gives_the_steps_argo_cd_took_for_hooks_and_waves() {
+    for_each_release(plan_gives_the_steps_of_waves);
+}
+
+fn plan_gives_the_steps_of_waves(r: &Rec) {
     let file = fixture("waves.yaml");
-    let planned = plan_steps(&[
-        "--dest-namespace",
-        "waves",
-        "--create-namespace",
-        file.to_str().unwrap(),
-    ]);
-    assert_same_steps(&recorded("waves"), &planned);
+    let planned = plan_steps(
+        r,
+        &[
+            "--dest-namespace",
+            "waves",
+            "--create-namespace",
+            file.to_str().unwrap(),
+        ],
+    );
+    assert_same_steps(&recorded(r, "waves"), &planned);
 }
 
 #[test]
 fn a_failed_presync_hook_runs_the_syncfail_hooks_and_nothing_of_the_later_steps() {
+    for_each_release(syncfail_runs_after_the_failed_hook);
+}
+
+fn syncfail_runs_after_the_failed_hook(r: &Rec) {
     let file = fixture("syncfail.yaml");
-    let (steps, sync_fail) = plan_of(&[
-        "--dest-namespace",
-        "syncfail",
-        "--create-namespace",
-        file.to_str().unwrap(),
-    ]);
-    let rec = recorded("syncfail");
+    let (steps, sync_fail) = plan_of(
+        r,
+        &[
+            "--dest-namespace",
+            "syncfail",
+            "--create-namespace",
+            file.to_str().unwrap(),
+        ],
+    );
+    let rec = recorded(r, "syncfail");
     // The controller ran the first step (its hook failed), then the SyncFail step, and never the
     // Sync or PostSync steps that the plan lists after it.
     let mut expected = vec![steps[0].clone()];
     expected.push(sync_fail.expect("plan has a SyncFail step"));
     assert_same_steps(&rec, &expected);
-    assert_eq!(operation("syncfail")["phase"], "Failed");
+    assert_eq!(operation(r, "syncfail")["phase"], "Failed");
 }
 
 #[test]
 fn pruning_reverses_the_waves_and_prune_last_comes_after_everything() {
+    for_each_release(pruning_reverses_the_waves);
+}
+
+fn pruning_reverses_the_waves(r: &Rec) {
     let (live, file) = (fixture("prune.live.yaml"), fixture("prune.yaml"));
-    let planned = plan_steps(&[
-        "--dest-namespace",
-        "prune",
-        "--live",
-        live.to_str().unwrap(),
-        file.to_str().unwrap(),
-    ]);
-    let rec = recorded("prune");
+    let planned = plan_steps(
+        r,
+        &[
+            "--dest-namespace",
+            "prune",
+            "--live",
+            live.to_str().unwrap(),
+            file.to_str().unwrap(),
+        ],
+    );
+    let rec = recorded(r, "prune");
     assert_eq!(
         names(&rec),
         vec![
@@ -318,19 +401,26 @@ fn pruning_reverses_the_waves_and_prune_last_comes_after_everything() {
 
 #[test]
 fn helm_hooks_map_to_phases_with_their_weight_as_wave_and_skip_and_test_hooks_never_run() {
-    let op = operation("helm");
+    for_each_release(helm_hooks_map_to_phases);
+}
+
+fn helm_hooks_map_to_phases(r: &Rec) {
+    let op = operation(r, "helm");
     let revision = op["syncResult"]["revision"].as_str().unwrap().to_string();
     let file = fixture("helm.yaml");
-    let planned = plan_steps(&[
-        "--dest-namespace",
-        "helm",
-        "--create-namespace",
-        "--revision",
-        &revision,
-        file.to_str().unwrap(),
-    ]);
-    let log = audit_log("helm");
-    let rec = recording(&log, Some(&op), &filter_for(&op));
+    let planned = plan_steps(
+        r,
+        &[
+            "--dest-namespace",
+            "helm",
+            "--create-namespace",
+            "--revision",
+            &revision,
+            file.to_str().unwrap(),
+        ],
+    );
+    let log = audit_log(r, "helm");
+    let rec = recording(&log, Some(&op), &filter_for(r, &op));
     // pre-install with weight -2 before weight 5; the generateName Sync hook at wave 3; the
     // `hook: Skip` ConfigMap and the Helm `test` Pod are never applied.
     assert_same_steps(&rec.steps, &planned);
@@ -380,11 +470,15 @@ fn listed_cases() -> Vec<Case> {
 
 #[test]
 fn every_listed_case_was_synced_by_argo_cd_in_the_order_plan_gives() {
+    for_each_release(every_listed_case_in_plan_order);
+}
+
+fn every_listed_case_in_plan_order(r: &Rec) {
     let cases = listed_cases();
     assert!(cases.len() >= 8, "{} cases", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
-        let op = operation(&case.name);
+        let op = operation(r, &case.name);
         assert_eq!(op["phase"], "Succeeded", "{}: {}", case.name, op["message"]);
         let revision = op["syncResult"]["revision"]
             .as_str()
@@ -399,8 +493,8 @@ fn every_listed_case_was_synced_by_argo_cd_in_the_order_plan_gives() {
         ];
         args.extend(case.sources.iter().map(|p| p.display().to_string()));
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let planned = plan_steps(&args);
-        let rec = recorded(&case.name);
+        let planned = plan_steps(r, &args);
+        let rec = recorded(r, &case.name);
         let outcome = std::panic::catch_unwind(|| {
             assert_same_steps(&rec, &planned);
             for (i, (r, p)) in rec.iter().zip(&planned).enumerate() {
@@ -408,12 +502,7 @@ fn every_listed_case_was_synced_by_argo_cd_in_the_order_plan_gives() {
             }
         });
         if let Err(e) = outcome {
-            let msg = e
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_default();
-            failures.push(format!("{}: {msg}", case.name));
+            failures.push(format!("{}: {}", case.name, panic_text(&e)));
         }
     }
     assert!(
@@ -425,9 +514,13 @@ fn every_listed_case_was_synced_by_argo_cd_in_the_order_plan_gives() {
 
 #[test]
 fn every_kind_of_the_kind_order_was_applied_by_argo_cd_in_that_order() {
+    for_each_release(every_kind_in_one_step);
+}
+
+fn every_kind_in_one_step(r: &Rec) {
     // The kinds case: one step, 29 objects; the kind-run check above holds it to the order,
     // and here the step must really have every kind in it.
-    let rec = recorded("kinds");
+    let rec = recorded(r, "kinds");
     assert_eq!(rec.len(), 1, "{:?}", names(&rec));
     let mut kinds: Vec<&str> = rec[0].writes.iter().map(|w| w.resource.as_str()).collect();
     kinds.dedup();
@@ -440,8 +533,12 @@ fn every_kind_of_the_kind_order_was_applied_by_argo_cd_in_that_order() {
 /// that fire on it: the messages say what Argo CD will do, and here it did exactly that.
 #[test]
 fn the_hooks_sync_shows_what_sg105_sg107_sg108_and_sg112_say_argo_cd_does() {
-    let rec = recorded("hooks");
-    let op = operation("hooks");
+    for_each_release(hooks_sync_shows_the_rule_claims);
+}
+
+fn hooks_sync_shows_the_rule_claims(r: &Rec) {
+    let rec = recorded(r, "hooks");
+    let op = operation(r, "hooks");
     let applied: Vec<&str> = rec
         .iter()
         .flat_map(|s| s.writes.iter().map(|w| w.name.as_str()))

@@ -379,8 +379,7 @@ scenario_argocd_no_drift() {
 # syncguard's own chart, rendered by Argo CD's Helm from the local repository.
 scenario_argocd_chart() {
     if [[ ! -x "$ROOT/.tools/bin/helm" ]]; then
-        log "SKIP: no helm in .tools/bin (scripts/install-helm.sh); Argo CD's repo-server needs it to render the chart"
-        return 0
+        skip "no helm in .tools/bin (scripts/install-helm.sh); Argo CD's repo-server needs it to render the chart"
     fi
     as_git_publish chart "$ROOT/charts/syncguard" >/dev/null
     app_create syncguard chart/syncguard syncguard-system auto
@@ -463,8 +462,9 @@ oracle_play_example_seed() {
 }
 
 # Every recorded case of tests/fixtures/audit synced again by the real controller, recorded from
-# this run's audit log, and held to `syncguard plan` by tests/oracle_recorded.rs (the same
-# assertions as on the committed recordings). E2E_RECORD_FIXTURES=1 refreshes the committed ones.
+# this run's audit log, and held to `syncguard plan --argocd-version <the stack's release>` by
+# tests/oracle_recorded.rs (the same assertions as on the committed recordings).
+# E2E_RECORD_FIXTURES=1 refreshes the committed ones of that release (tests/fixtures/audit/vX.Y.Z/).
 scenario_argocd_oracle() {
     local fx="$ROOT/tests/fixtures/audit"
     as_git_publish oracle-waves "$fx/waves.yaml" >/dev/null
@@ -494,12 +494,14 @@ scenario_argocd_oracle() {
     local out rc=0
     # The recordings say with which wave delay they were made (the step gap follows from it).
     echo "$AS_SYNC_WAVE_DELAY" >"$WORK/oracle/wave-delay"
-    out="$(cd "$ROOT" && SYNCGUARD_ORACLE_DIR="$WORK/oracle" cargo test --locked --quiet --test oracle_recorded 2>&1)" || rc=$?
+    out="$(cd "$ROOT" && SYNCGUARD_ORACLE_DIR="$WORK/oracle" SYNCGUARD_ORACLE_VERSION="$ARGOCD_VERSION" \
+        cargo test --locked --quiet --test oracle_recorded 2>&1)" || rc=$?
     printf '%s\n' "$out" | grep -E '^test |test result|panicked|step [0-9]' | sed 's/^/    /'
     assert_eq "tests/oracle_recorded.rs on this run's recordings: exit code" 0 "$rc"
     if [[ -n "${E2E_RECORD_FIXTURES:-}" ]]; then
-        cp "$WORK"/oracle/*.audit.jsonl "$WORK"/oracle/*.operation.json "$WORK"/oracle/wave-delay "$fx/"
-        log "refreshed the recordings in tests/fixtures/audit/"
+        mkdir -p "$fx/$ARGOCD_VERSION"
+        cp "$WORK"/oracle/*.audit.jsonl "$WORK"/oracle/*.operation.json "$WORK"/oracle/wave-delay "$fx/$ARGOCD_VERSION/"
+        log "refreshed the recordings in tests/fixtures/audit/$ARGOCD_VERSION/"
     fi
 }
 

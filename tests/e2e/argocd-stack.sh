@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real Argo CD on the e2e control plane: kube-controller-manager, kube-scheduler, kwok (one
 # fake node whose pods run, succeed, fail, crash-loop or hang on request), redis, Argo CD's
-# repo-server and application-controller (v3.2.11, out of cluster as Argo CD's own Procfile runs
+# repo-server and application-controller (the installed release, v3.6.1 by default; out of cluster as Argo CD's own Procfile runs
 # them), Argo CD's CRDs and minimal config, the `default` AppProject, and a local bare git repo
 # that Applications use as their `file://` source. Everything listens on loopback, except the
 # application-controller's metrics port: Argo CD binds it on 0.0.0.0 and has no flag to change
@@ -23,7 +23,9 @@
 
 AS_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 AS_BIN="${AS_BIN:-$AS_ROOT/.tools/bin}"
-ARGOCD_VERSION="${ARGOCD_VERSION:-v3.2.11}"
+# The release scripts/install-argocd.sh installed last (its stamp), unless ARGOCD_VERSION says.
+ARGOCD_VERSION="${ARGOCD_VERSION:-$(sed -n 's/^argocd=//p' "$AS_BIN/.argocd-tools.stamp" 2>/dev/null)}"
+ARGOCD_VERSION="${ARGOCD_VERSION:-v3.6.1}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 # The controller's reconciliation period: short, so a scenario that waits for Argo CD to notice
 # something (a deleted Job, a new commit) is bounded by seconds, not Argo CD's default 180 s.
@@ -46,10 +48,13 @@ AS_REPO_METRICS=""
 
 as_log() { printf '[argocd-stack] %s\n' "$*" >&2; }
 
-# The directory of a module in Go's module cache (downloaded if needed).
+# The directory of a module in Go's module cache (downloaded if needed). With the Go toolchain
+# install-argocd.sh built with (its stamp): Argo CD 3.6's modules ask for Go 1.27, and an older
+# local toolchain refuses to report their directory.
 as_module_dir() {
-    local dir
-    dir="$(cd / && go mod download -json "$1" 2>/dev/null | jq -r '.Dir // empty')" || return 1
+    local dir toolchain
+    toolchain="$(sed -n 's/^go=//p' "$AS_BIN/.argocd-tools.stamp" 2>/dev/null)"
+    dir="$(cd / && GOTOOLCHAIN="${toolchain:-local}" go mod download -json "$1" 2>/dev/null | jq -r '.Dir // empty')" || return 1
     [[ -n "$dir" && -d "$dir" ]] || return 1
     echo "$dir"
 }
@@ -243,7 +248,16 @@ EOF
 as_start_argocd() {
     local kc redis_port repo_port
     kc="$(cp_kubeconfig argocd argocd-application-controller system:masters)" || return 1
-    mkdir -p "$AS_DIR/argocd/"{tls,ssh,gpg/keys,gpg/source,tmp,home}
+    mkdir -p "$AS_DIR/argocd/"{tls,ssh,gpg/keys,gpg/source,tmp,home,bin}
+    # The helper scripts Argo CD's image puts on PATH: from 3.6 the repo-server runs
+    # git-verify-wrapper.sh on every revision it renders, GPG enabled or not, and answers
+    # "permission denied" when it cannot.
+    local helper
+    for helper in git-verify-wrapper.sh gpg-wrapper.sh git-ask-pass.sh; do
+        if [[ -f "$AS_ARGOCD_MOD/hack/$helper" ]]; then
+            cp "$AS_ARGOCD_MOD/hack/$helper" "$AS_DIR/argocd/bin/" && chmod 755 "$AS_DIR/argocd/bin/$helper" || return 1
+        fi
+    done
     redis_port="$(cp_free_port)" || return 1
     as_spawn redis redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
         --dir "$AS_DIR/argocd/tmp"
@@ -255,7 +269,7 @@ as_start_argocd() {
         "ARGOCD_TLS_DATA_PATH=$AS_DIR/argocd/tls" "ARGOCD_SSH_DATA_PATH=$AS_DIR/argocd/ssh"
         "ARGOCD_GNUPGHOME=$AS_DIR/argocd/gpg/keys" "ARGOCD_GPG_DATA_PATH=$AS_DIR/argocd/gpg/source"
         ARGOCD_GPG_ENABLED=false "ARGOCD_ASK_PASS_SOCK=$AS_DIR/argocd/asksock"
-        "PATH=$AS_BIN:$PATH"
+        "PATH=$AS_DIR/argocd/bin:$AS_BIN:$PATH"
     )
     repo_port="$(cp_free_port)" && AS_REPO_METRICS="$(cp_free_port)" || return 1
     as_spawn argocd-repo-server "${env[@]}" ARGOCD_BINARY_NAME=argocd-repo-server "$AS_BIN/argocd" \
