@@ -56,7 +56,6 @@ argocd(major, minor, patch) := {
 	"patch": patch,
 	"release": (major * 100) + minor,
 	"number": ((major * 10000) + (minor * 100)) + patch,
-	"flavor": "ge",
 }
 
 review(resource, sync, refs, health_check, version) := {

@@ -450,7 +450,7 @@ _glob(pattern, text) if {
 }
 
 # input.argocd.release (major * 100 + minor); the newest release when absent.
-default _release := 304
+default _release := 306
 
 _release := r if {
 	r := input.argocd.release

@@ -239,7 +239,7 @@ _delete_type("PostDelete") if _release >= 210
 _delete_type("PreDelete") if _release >= 303
 
 # input.argocd.release (major * 100 + minor); the newest release when absent.
-default _release := 304
+default _release := 306
 
 _release := r if {
 	r := input.argocd.release

@@ -78,8 +78,44 @@ _predelete_effect(others) := sprintf("so it runs the object only as %s", [concat
 	count(others) > 0
 }
 
+# Argo CD 3.3.3 and 3.3.4 parse delete hook values as comma-separated lists and take every object
+# whose value names PreDelete or PostDelete out of the sync (controller/state.go CompareAppState),
+# also when the value names a sync hook type as well: "PostSync,PostDelete" never runs as PostSync
+# (argo-cd#26996; fixed in 3.3.5 and 3.4.0). The release table's
+# sync_hook_with_post_delete_dropped (docs/argocd-versions.md).
+violations contains {"msg": msg, "path": _hook_path, "severity": "high"} if {
+	input.sync.hook_types != [] # cheap first test
+	_applies
+	_behaviour_or("sync_hook_with_post_delete_dropped", false)
+	deletes := [t | some t in _list("hook_types"); t in {"PreDelete", "PostDelete"}]
+	syncs := [t | some t in _list("hook_types"); t in {"PreSync", "Sync", "PostSync", "SyncFail"}]
+	count(deletes) > 0
+	count(syncs) > 0
+	msg := sprintf(
+		"%s: argocd.argoproj.io/hook names %s together with %s; Argo CD %s (3.3.3 and 3.3.4) takes every object whose hook value names a delete hook out of the sync, so it never runs as %s (argo-cd#26996, fixed in 3.3.5). Upgrade to 3.3.5 or later, or split it into two objects: one %s hook and one %s hook.",
+		[_subject, concat(", ", deletes), concat(", ", syncs), _version_text, concat(", ", syncs), concat("/", syncs), concat("/", deletes)],
+	)
+}
+
+# A behaviour of the release table (input.argocd.behaviours), or `newest` (the newest release's
+# answer) when syncguard did not say.
+_behaviour_or(name, newest) := v if {
+	argocd := object.get(input, "argocd", {})
+	is_object(argocd)
+	behaviours := object.get(argocd, "behaviours", {})
+	is_object(behaviours)
+	v := object.get(behaviours, name, newest)
+	is_boolean(v)
+} else := newest
+
+_version_text := sprintf("v%s", [v]) if {
+	v := input.argocd.version
+	is_string(v)
+	v != ""
+} else := "this release"
+
 # input.argocd.release (major * 100 + minor); the newest release when absent.
-default _release := 304
+default _release := 306
 
 _release := r if {
 	r := input.argocd.release

@@ -278,3 +278,34 @@ test_pre_delete_is_a_hook_type_from_argo_cd_3_3 if {
 	count(rule.violations) == 0 with input as review_for(hook, sync, 303, "3.3")
 	count(rule.violations) == 0 with input as review(hook, sync)
 }
+
+# Argo CD 3.3.3 and 3.3.4 (argo-cd#26996): a value naming a delete hook and a sync hook type takes
+# the object out of the sync. input.argocd as syncguard builds it, with the release table's flag.
+review_dropped(value, types, phases, version, dropped) := object.union(
+	review(migration_job({"argocd.argoproj.io/hook": value}), facts({"phases": phases, "hook_types": types})),
+	{"argocd": {"release": 303, "version": version, "behaviours": {"sync_hook_with_post_delete_dropped": dropped}}},
+)
+
+test_a_sync_hook_that_is_also_a_delete_hook_is_dropped_by_3_3_3_and_3_3_4 if {
+	v := rule.violations with input as review_dropped("PostSync,PostDelete", ["PostSync", "PostDelete"], ["PostSync"], "3.3.4", true)
+	v == {{
+		"msg": "Job app-foo/svc-foo-migration: argocd.argoproj.io/hook names PostDelete together with PostSync; Argo CD v3.3.4 (3.3.3 and 3.3.4) takes every object whose hook value names a delete hook out of the sync, so it never runs as PostSync (argo-cd#26996, fixed in 3.3.5). Upgrade to 3.3.5 or later, or split it into two objects: one PostSync hook and one PostDelete hook.",
+		"path": hook_path,
+		"severity": "high",
+	}}
+	# PreDelete too, with two sync types.
+	w := rule.violations with input as review_dropped("PreSync,Sync,PreDelete", ["PreSync", "Sync", "PreDelete"], ["PreSync", "Sync"], "3.3.3", true)
+	count(w) == 1
+	some x in w
+	contains(x.msg, "so it never runs as PreSync, Sync")
+}
+
+test_other_releases_and_single_purpose_hooks_are_not_dropped if {
+	# 3.3.5 and later (and 3.3.2 and earlier): the flag is off.
+	count(rule.violations) == 0 with input as review_dropped("PostSync,PostDelete", ["PostSync", "PostDelete"], ["PostSync"], "3.3.5", false)
+	# Without input.argocd.behaviours: the newest release, which keeps the object.
+	count(rule.violations) == 0 with input as review(migration_job({"argocd.argoproj.io/hook": "PostSync,PostDelete"}), facts({"phases": ["PostSync"], "hook_types": ["PostSync", "PostDelete"]}))
+	# Only delete hook types, or only sync hook types: nothing to drop from the sync.
+	count(rule.violations) == 0 with input as review_dropped("PostDelete", ["PostDelete"], [], "3.3.4", true)
+	count(rule.violations) == 0 with input as review_dropped("PreSync,PostSync", ["PreSync", "PostSync"], ["PreSync", "PostSync"], "3.3.4", true)
+}

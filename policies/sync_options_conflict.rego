@@ -25,6 +25,12 @@
 #     at every sync with managedNamespaceMetadata), checks it against the project like every task,
 #     and fails the sync: "resource :Namespace is not permitted in project <p>" (argo-cd#20233).
 #     Only said when the project is known (input.argocd.config.projects).
+#  5. Force=true (without Replace=true) on an object Argo CD applies server-side (its own
+#     ServerSideApply=true, or the Application's, and not ServerSideApply=false). Before 3.6 the
+#     engine passes both to kubectl, which refuses "--force cannot be used with --server-side", so
+#     every apply of the object fails; from 3.6 force is dropped under server-side apply and the
+#     option does nothing (gitops-engine sync_context.go, read in v3.6.1 and v3.5.1; the
+#     release table's force_with_server_side_apply_ignored, docs/argocd-versions.md).
 package syncguard.rules.sync_options_conflict
 
 meta := {
@@ -35,8 +41,9 @@ meta := {
 	"why": concat(" ", [
 		"Replace=true makes every RBAC hook fail with \"already exists\" until Argo CD 3.3.13; several",
 		"Application sync options are read only from some release on and are silently ignored before;",
-		"app-level options do nothing in a resource annotation; and CreateNamespace=true fails the sync when",
-		"the AppProject does not permit Namespaces.",
+		"app-level options do nothing in a resource annotation; CreateNamespace=true fails the sync when",
+		"the AppProject does not permit Namespaces; and Force=true on a server-side applied object fails",
+		"every apply before Argo CD 3.6 and does nothing from 3.6.",
 	]),
 	"docs": "docs/rules/SG119.md",
 }
@@ -367,6 +374,54 @@ _glob(pattern, value) := "yes" if {
 	contains(pattern, c)
 } else := "no"
 
+# 5. Force=true on an object applied server-side.
+violations contains {"msg": msg, "path": _sync_options_path, "severity": sev} if {
+	_applies
+	"Force=true" in _resource_options
+	not "Replace=true" in _resource_options
+	not "Replace=true" in _app_context_options
+	where := _server_side_source
+	_force_ignored_under_ssa
+	sev := "low"
+	msg := sprintf(
+		"%s: Force=true in argocd.argoproj.io/sync-options does nothing here: the object is applied server-side (%s), and Argo CD %s drops --force for server-side applies (from 3.6), so a change to an immutable field fails the apply instead of re-creating the object. Add Replace=true (Argo CD then replaces the object, with force) or remove Force=true.",
+		[_subject, where, _version],
+	)
+}
+
+violations contains {"msg": msg, "path": _sync_options_path, "severity": "high"} if {
+	_applies
+	"Force=true" in _resource_options
+	not "Replace=true" in _resource_options
+	not "Replace=true" in _app_context_options
+	where := _server_side_source
+	not _force_ignored_under_ssa
+	msg := sprintf(
+		"%s: Force=true in argocd.argoproj.io/sync-options on an object applied server-side (%s): Argo CD %s passes both to kubectl, which refuses them together (\"--force cannot be used with --server-side\"), so every sync fails to apply this object. Remove Force=true, add Replace=true (the object is then replaced, with force), or set ServerSideApply=false on it; Argo CD 3.6 ignores Force=true here instead.",
+		[_subject, where, _version],
+	)
+}
+
+_server_side_source := "its own ServerSideApply=true" if {
+	"ServerSideApply=true" in _resource_options
+} else := "the Application's ServerSideApply=true" if {
+	"ServerSideApply=true" in _app_context_options
+	not "ServerSideApply=false" in _resource_options
+}
+
+# The release table's force_with_server_side_apply_ignored (input.argocd.behaviours); the newest
+# release's answer (3.6: yes) when absent.
+_force_ignored_under_ssa if _behaviour("force_with_server_side_apply_ignored")
+
+_behaviour(name) if object.get(_behaviours, name, true) == true
+
+_behaviours := b if {
+	argocd := object.get(input, "argocd", {})
+	is_object(argocd)
+	b := object.get(argocd, "behaviours", {})
+	is_object(b)
+} else := {}
+
 # ---- options ----
 
 # A resource's own argocd.argoproj.io/sync-options items.
@@ -418,7 +473,7 @@ _hook_phases := [t | some t in _list("hook_types"); is_string(t); t != "Skip"]
 # ---- the Argo CD release judged for ----
 
 # input.argocd.release (major * 100 + minor); the newest release when absent.
-default _release := 304
+default _release := 306
 
 _release := r if {
 	r := input.argocd.release

@@ -254,6 +254,41 @@ test_ordinary_resource_options_are_fine if {
 	count(rule.violations) == 0 with input as r
 }
 
+# ---- 5. Force=true on a server-side applied object ----
+
+# input.argocd as syncguard builds it: the release plus the release table's answer.
+with_force_ignored(version, ignored) := object.union(version, {"behaviours": {"force_with_server_side_apply_ignored": ignored}})
+
+test_force_on_a_server_side_applied_object_fails_before_3_6_and_does_nothing_from_3_6 if {
+	own := review(deployment("ServerSideApply=true,Force=true"), annotated(["ServerSideApply=true", "Force=true"]), with_force_ignored(argocd(3, 5, 7), false), {})
+	rule.violations == {{
+		"msg": "Deployment shop/web: Force=true in argocd.argoproj.io/sync-options on an object applied server-side (its own ServerSideApply=true): Argo CD v3.5.7 passes both to kubectl, which refuses them together (\"--force cannot be used with --server-side\"), so every sync fails to apply this object. Remove Force=true, add Replace=true (the object is then replaced, with force), or set ServerSideApply=false on it; Argo CD 3.6 ignores Force=true here instead.",
+		"path": "/metadata/annotations/argocd.argoproj.io~1sync-options",
+		"severity": "high",
+	}} with input as own
+	rule.violations == {{
+		"msg": "Deployment shop/web: Force=true in argocd.argoproj.io/sync-options does nothing here: the object is applied server-side (its own ServerSideApply=true), and Argo CD v3.6.0 drops --force for server-side applies (from 3.6), so a change to an immutable field fails the apply instead of re-creating the object. Add Replace=true (Argo CD then replaces the object, with force) or remove Force=true.",
+		"path": "/metadata/annotations/argocd.argoproj.io~1sync-options",
+		"severity": "low",
+	}} with input as object.union(own, {"argocd": with_force_ignored(argocd(3, 6, 0), true)})
+	# Without input.argocd.behaviours: the newest release, which ignores it.
+	bare := review(deployment("ServerSideApply=true,Force=true"), annotated(["ServerSideApply=true", "Force=true"]), argocd(3, 6, 1), {})
+	[x.severity | some x in rule.violations] == ["low"] with input as bare
+}
+
+test_force_under_the_applications_server_side_apply if {
+	app_ssa := {"app": {"name": "shop", "sync_options": {"items": ["ServerSideApply=true"], "unknown": []}}}
+	r := review(deployment("Force=true"), annotated(["Force=true"]), with_force_ignored(argocd(3, 4, 13), false), app_ssa)
+	[x.severity | some x in rule.violations] == ["high"] with input as r
+	some x in rule.violations with input as r
+	contains(x.msg, "(the Application's ServerSideApply=true)")
+	# The object opts out of server-side apply, or is replaced: kubectl never sees both.
+	count(rule.violations) == 0 with input as review(deployment("Force=true,ServerSideApply=false"), annotated(["Force=true", "ServerSideApply=false"]), with_force_ignored(argocd(3, 4, 13), false), app_ssa)
+	count(rule.violations) == 0 with input as review(deployment("Force=true,Replace=true"), annotated(["Force=true", "Replace=true"]), with_force_ignored(argocd(3, 4, 13), false), app_ssa)
+	# Client-side apply: Force=true works as documented.
+	count(rule.violations) == 0 with input as review(deployment("Force=true"), annotated(["Force=true"]), with_force_ignored(argocd(3, 4, 13), false), {})
+}
+
 # ---- 4. CreateNamespace=true and the AppProject (argo-cd#20233) ----
 
 team_app(sync_policy) := object.union(application(sync_policy), {"spec": {"project": "team-a", "destination": {"namespace": "team-a-web"}}})

@@ -28,7 +28,7 @@ use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name};
 use crate::model::refs::is_cluster_scoped;
 use crate::model::refs::{Reference, Resolution, produces, resolve_all};
-use crate::model::version::ArgoCdVersion;
+use crate::model::version::{ArgoCdVersion, Behaviour};
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
 use crate::policy::PolicySet;
 
@@ -75,7 +75,7 @@ pub struct EvaluateOptions {
     /// Treat custom kinds whose CRD is not in the input as unknown to the cluster (Argo CD would
     /// then refuse the sync). Off by default: CRDs are usually installed by another app.
     pub require_crds: bool,
-    /// The Argo CD release judged for (`input.argocd`); it also picks the plan's flavour.
+    /// The Argo CD release judged for (`input.argocd`); its behaviours also drive the plan.
     pub argocd: ArgoCdVersion,
     /// Argo CD configuration known before the input is read (`--argocd-config`, the live
     /// cluster); `argocd-cm` and `AppProject` objects of the input are added to it.
@@ -98,8 +98,10 @@ impl Default for EvaluateOptions {
     }
 }
 
-/// `input.argocd`: the release rules judge for, and its gitops-engine flavour. `release` is
-/// `major * 100 + minor` (3.2 is 302), for comparisons in Rego: `input.argocd.release < 303`.
+/// `input.argocd`: the release rules judge for. `behaviours` maps every behaviour of the
+/// release table (`model::version::CHANGES`) to whether this release has it, so a rule asks
+/// `input.argocd.behaviours.pre_delete_hooks` instead of comparing numbers; `engine` names the
+/// sync engine. For facts outside the table: `release` is `major * 100 + minor` (3.2 is 302);
 /// `patch` is the given patch release, or 99 when only `major.minor` was given (the latest
 /// patch of that minor); `number` is `major * 10000 + minor * 100 + patch`, for bugs fixed in a
 /// patch release: `input.argocd.number < 20603` means "before 2.6.3".
@@ -112,9 +114,20 @@ pub fn argocd_input(v: ArgoCdVersion, config: &ArgoCdConfig) -> Value {
         "patch": patch,
         "release": v.major * 100 + v.minor,
         "number": v.major * 10000 + v.minor * 100 + patch,
-        "flavor": v.flavor(),
+        "engine": v.engine(),
+        "behaviours": behaviours_input(v),
         "config": config.to_value(),
     })
+}
+
+/// `{name: bool}` for every behaviour of the release table.
+fn behaviours_input(v: ArgoCdVersion) -> Value {
+    let set = v.behaviours();
+    Value::Object(
+        Behaviour::all()
+            .map(|b| (b.name(), Value::Bool(set.has(b))))
+            .collect(),
+    )
 }
 
 /// `options` with the `argocd-cm` and `AppProject` objects of `resources` added to its Argo CD
@@ -331,7 +344,7 @@ impl<'a> AppView<'a> {
             managed_namespace_metadata: application
                 .as_ref()
                 .is_some_and(|a| a.managed_namespace_metadata),
-            flavor: options.argocd.flavor(),
+            behaviours: options.argocd.behaviours(),
             ..AppSettings::default()
         };
         let mut input = PlanInput::new(&objects, &[], settings);

@@ -278,8 +278,16 @@ fn the_plan_names_the_argo_cd_release_it_is_for_and_its_engine() {
         serde_json::from_slice(&o.stdout).unwrap()
     };
     let default = json(&["plan", "--format", "json", "examples/clean-app"]);
-    assert_eq!(default["argocd"]["version"], "3.4");
-    assert_eq!(default["argocd"]["flavor"], "ge-mono");
+    assert_eq!(default["argocd"]["version"], "3.6");
+    assert_eq!(default["argocd"]["engine"], "gitops-engine inside argo-cd");
+    let in_force = |doc: &Value, name: &str| {
+        doc["argocd"]["behaviours"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == name)
+    };
+    assert!(in_force(&default, "pending_deletion_names_finalizers"));
     let old = json(&[
         "plan",
         "--format",
@@ -289,7 +297,9 @@ fn the_plan_names_the_argo_cd_release_it_is_for_and_its_engine() {
         "examples/clean-app",
     ]);
     assert_eq!(old["argocd"]["version"], "3.2.11");
-    assert_eq!(old["argocd"]["flavor"], "ge");
+    assert_eq!(old["argocd"]["engine"], "standalone gitops-engine");
+    assert!(!in_force(&old, "pending_deletion_names_finalizers"));
+    assert!(in_force(&old, "tracking_id_default"));
     // Ordering is the same for both engines.
     assert_eq!(old["applications"], default["applications"]);
     let text = stdout(&syncguard(
@@ -311,13 +321,14 @@ fn an_argo_cd_version_that_is_not_one_is_refused_with_what_was_expected() {
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("\"3.x\" is not an Argo CD version"), "{err}");
-    assert!(err.contains("e.g. 3.2 or v3.2.11"), "{err}");
+    assert!(err.contains("e.g. 3.6 or v3.6.1"), "{err}");
 }
 
 #[test]
-fn an_app_level_prune_false_keeps_prunes_only_from_argo_cd_3_3_on() {
-    // Spec §5.9 item 5: the standalone gitops-engine (Argo CD ≤ 3.2) reads Prune=false only
-    // from the live object's annotation; the Application's own sync option is ignored there.
+fn an_app_level_prune_false_keeps_prunes_only_from_argo_cd_3_4_on() {
+    // Spec §5.9 item 5, corrected by the release table: before 3.4 (argo-cd#23370) Argo CD
+    // reads Prune=false only from the live object's annotation; the Application's own sync
+    // option is ignored there — 3.3 included, although it already runs the monorepo engine.
     let dir = std::env::temp_dir().join(format!("sg-plan-prune-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let app = dir.join("app.yaml");
@@ -368,7 +379,9 @@ fn an_app_level_prune_false_keeps_prunes_only_from_argo_cd_3_3_on() {
             .expect("a prune task")
     };
     assert_eq!(prune_of("3.2")["prune_disabled"], false);
-    assert_eq!(prune_of("3.3")["prune_disabled"], true);
+    assert_eq!(prune_of("3.3")["prune_disabled"], false);
+    assert_eq!(prune_of("3.4.0")["prune_disabled"], true);
+    assert_eq!(prune_of("3.6")["prune_disabled"], true);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -444,4 +457,36 @@ spec:
     );
     // Everything else is still planned.
     assert!(text.contains("Job shop/migrate"), "{text}");
+}
+
+/// `docs/argocd-versions.md` prints the release table of `model::version::CHANGES`: one row per
+/// behaviour, `| name | releases | evidence |`, in table order.
+#[test]
+fn the_versions_page_prints_the_release_table_row_by_row() {
+    use syncguard::model::version::CHANGES;
+    let page = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/argocd-versions.md"),
+    )
+    .unwrap();
+    let expected: Vec<String> = CHANGES
+        .iter()
+        .map(|c| {
+            format!(
+                "| `{}` | {} | {} |",
+                c.behaviour.name(),
+                c.releases(),
+                c.evidence.replace('|', "\\|")
+            )
+        })
+        .collect();
+    let rows: Vec<&str> = page
+        .lines()
+        .filter(|l| l.starts_with("| `") && l.contains("` | "))
+        .collect();
+    assert_eq!(
+        rows,
+        expected,
+        "docs/argocd-versions.md's release table differs from CHANGES; the rows should read:\n{}",
+        expected.join("\n")
+    );
 }

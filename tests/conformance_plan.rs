@@ -3,17 +3,17 @@
 //! under Argo CD's comparator (phase, wave, kind order, name) are compared as sets, because
 //! Argo CD's order inside a tie group is nondeterministic.
 //!
-//! Which engine each case is checked against: the cases run with `Flavor::GeMono` (Argo CD
-//! 3.3+) and the GE-mono cases of the spec (C30, C33 and every `[Δ GE-mono]` expectation) are
-//! checked against the spec only — the real controller of the e2e suite is v3.2.11 (GE), and
-//! 3.3+ cannot be built here (docs/argocd-versions.md). The ordering cases hold for both
-//! engines, and those are what `tests/oracle_recorded.rs` checks against the real controller.
+//! Which release each case is checked against: the cases run with the behaviours of Argo CD 3.6
+//! (`new()`) and the spec's GE-mono expectations (C30, C33 and every `[Δ GE-mono]` one) are
+//! the 3.4+ side of the release table (docs/argocd-versions.md); `old()` is 3.2.11, the
+//! standalone engine. The ordering cases hold for every release, and those are what
+//! `tests/oracle_recorded.rs` checks against the real controllers (3.2.11 and 3.6.1).
 
 use serde_json::{Map, Value, json};
 use syncguard::model::Resource;
 use syncguard::model::argo::{DeletePolicy, SyncOptions, SyncPhase};
 use syncguard::plan::tick::{
-    Action, Flavor, HealthVerdict, HookDeleteReason, Observation, OperationPhase, ResultCode,
+    Action, Behaviours, HealthVerdict, HookDeleteReason, Observation, OperationPhase, ResultCode,
     SyncState, TaskPhase, World, terminate, tick,
 };
 use syncguard::plan::{
@@ -21,6 +21,19 @@ use syncguard::plan::{
 };
 
 use SyncPhase::{PostSync, PreSync, Sync, SyncFail};
+
+/// The behaviours of Argo CD 3.6 (the spec's GE-mono side).
+fn new() -> Behaviours {
+    syncguard::model::version::ArgoCdVersion::new(3, 6).behaviours()
+}
+
+/// The behaviours of Argo CD 3.2.11 (the standalone gitops-engine, the spec's GE side).
+fn old() -> Behaviours {
+    "3.2.11"
+        .parse::<syncguard::model::version::ArgoCdVersion>()
+        .unwrap()
+        .behaviours()
+}
 
 // ---------------------------------------------------------------------------------------------
 // Builders
@@ -980,7 +993,7 @@ fn c28_wait_for_cleanup_before_next_wave() {
         ..app("app")
     };
     let input = PlanInput::new(&[], &live, settings);
-    let s0 = SyncState::new(Flavor::GeMono);
+    let s0 = SyncState::new(new());
 
     let s1 = step(&input, &s0, &World::new());
     assert_eq!(pruned(&s1), vec!["pod-3"]);
@@ -1046,7 +1059,7 @@ fn c30_multistep_waits_for_health_between_waves() {
     ]);
     let input = PlanInput::new(&targets, &[], app("app"));
 
-    let s1 = step(&input, &SyncState::new(Flavor::GeMono), &World::new());
+    let s1 = step(&input, &SyncState::new(new()), &World::new());
     assert_eq!(s1.results.len(), 1);
     assert_eq!(s1.phase, OperationPhase::Running);
     assert_eq!(
@@ -1067,7 +1080,7 @@ fn c30_multistep_waits_for_health_between_waves() {
     assert_eq!(s2.phase, OperationPhase::Succeeded);
     assert_eq!(s2.message, "successfully synced (all tasks run)");
 
-    let legacy = step(&input, &SyncState::new(Flavor::Ge), &World::new());
+    let legacy = step(&input, &SyncState::new(old()), &World::new());
     assert_eq!(
         legacy.message,
         "waiting for healthy state of /Service/new-svc-2"
@@ -1083,7 +1096,7 @@ fn c31_sync_wave_hook_calls() {
         obj("Pod", "pod-3").hook("PostSync"),
     ]);
     let input = PlanInput::new(&targets, &[], app("app"));
-    for flavor in [Flavor::GeMono, Flavor::Ge] {
+    for flavor in [new(), old()] {
         let calls = |s: &SyncState| -> Vec<(SyncPhase, i64, bool)> {
             s.actions
                 .iter()
@@ -1294,7 +1307,7 @@ fn c36_custom_resources_validity_and_skip_dry_run() {
         "one or more synchronization tasks are not valid: the server could not find the requested resource"
     );
     assert!(s.actions.is_empty());
-    let legacy = step(&input, &SyncState::new(Flavor::Ge), &World::new());
+    let legacy = step(&input, &SyncState::new(old()), &World::new());
     assert_eq!(
         legacy.message,
         "one or more synchronization tasks are not valid"
@@ -1433,7 +1446,7 @@ fn a_running_task_whose_object_vanished_fails_in_ge_mono_and_waits_forever_in_le
         "one or more synchronization tasks completed unsuccessfully, reason: Resource batch/Job/db-migrate is missing, it might have been deleted"
     );
 
-    let l1 = step(&input, &SyncState::new(Flavor::Ge), &World::new());
+    let l1 = step(&input, &SyncState::new(old()), &World::new());
     let mut l = l1;
     for _ in 0..5 {
         l = step(&input, &l, &gone);
@@ -1612,7 +1625,7 @@ fn an_apply_failure_next_to_a_running_hook_waits_in_ge_mono_and_fails_in_legacy(
         .apply_error(key("/Pod/app/pod"), "boom")
         .with_health(key("/Pod/app/hook"), HealthVerdict::Progressing);
 
-    let mono = step(&input, &SyncState::new(Flavor::GeMono), &world);
+    let mono = step(&input, &SyncState::new(new()), &world);
     assert_eq!(mono.phase, OperationPhase::Running);
     assert_eq!(mono.message, "waiting for completion of hook /Pod/hook");
     let done = step(&input, &mono, &World::new());
@@ -1622,7 +1635,7 @@ fn an_apply_failure_next_to_a_running_hook_waits_in_ge_mono_and_fails_in_legacy(
         "one or more synchronization tasks completed unsuccessfully, reason: boom"
     );
 
-    let legacy = step(&input, &SyncState::new(Flavor::Ge), &world);
+    let legacy = step(&input, &SyncState::new(old()), &world);
     assert_eq!(legacy.phase, OperationPhase::Failed);
     assert_eq!(
         legacy.message,
@@ -1643,13 +1656,13 @@ fn an_apply_failure_with_a_sync_fail_hook_starts_it_in_both_flavours() {
     let world = World::new()
         .apply_error(key("/Pod/app/pod"), "boom")
         .with_health(key("/Pod/app/hook"), HealthVerdict::Progressing);
-    let mono = step(&input, &SyncState::new(Flavor::GeMono), &world);
+    let mono = step(&input, &SyncState::new(new()), &world);
     assert!(applied(&mono).contains(&"on-fail".to_string()));
     assert_eq!(
         mono.message,
         "waiting for completion of hook /Pod/hook and 1 more hooks"
     );
-    let legacy = step(&input, &SyncState::new(Flavor::Ge), &world);
+    let legacy = step(&input, &SyncState::new(old()), &world);
     assert!(applied(&legacy).contains(&"on-fail".to_string()));
     assert_eq!(legacy.phase, OperationPhase::Running);
     assert_eq!(legacy.message, "one or more tasks are running");
@@ -1666,7 +1679,7 @@ fn a_sync_wave_hook_error_is_an_error_in_ge_mono_and_a_failure_in_legacy() {
         ..World::new()
     }
     .with_health(key("batch/Job/app/migrate"), HealthVerdict::Progressing);
-    let mono = step(&input, &SyncState::new(Flavor::GeMono), &world);
+    let mono = step(&input, &SyncState::new(new()), &world);
     assert_eq!(mono.phase, OperationPhase::Error);
     assert_eq!(mono.message, "SyncWaveHook failed: context canceled");
     assert!(mono.actions.iter().any(|a| matches!(
@@ -1676,7 +1689,7 @@ fn a_sync_wave_hook_error_is_an_error_in_ge_mono_and_a_failure_in_legacy() {
             ..
         }
     )));
-    let legacy = step(&input, &SyncState::new(Flavor::Ge), &world);
+    let legacy = step(&input, &SyncState::new(old()), &world);
     assert_eq!(legacy.phase, OperationPhase::Failed);
     assert_eq!(legacy.message, "SyncWaveHook failed: context canceled");
 }

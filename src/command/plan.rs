@@ -57,7 +57,7 @@ pub fn build_report(
             revision: args.revision.clone(),
             prune: true,
             managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
-            flavor: args.argocd_version.unwrap_or_default().flavor(),
+            behaviours: args.argocd_version.unwrap_or_default().behaviours(),
             ..AppSettings::default()
         };
         let mut input = PlanInput::new(&members, live, settings);

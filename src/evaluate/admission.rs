@@ -809,12 +809,24 @@ mod tests {
         let doc = build_admission_input(&job, &[], &facts(), &options(Some("orders")));
         assert_eq!(doc["declared"], declared);
         // The release judged for rides along in every document.
+        let mut argocd = doc["argocd"].clone();
+        let behaviours = argocd
+            .as_object_mut()
+            .and_then(|o| o.remove("behaviours"))
+            .unwrap();
         assert_eq!(
-            doc["argocd"],
+            argocd,
             json!({"version": "3.2", "major": 3, "minor": 2, "patch": 99, "release": 302,
-                   "number": 30299, "flavor": "ge",
+                   "number": 30299, "engine": "standalone gitops-engine",
                    "config": {"source": "none", "health_checks": [], "ignore_differences": [],
                               "exclusions": [], "inclusions": [], "projects": {}}})
+        );
+        // Every behaviour of the table is named, in force or not.
+        assert_eq!(behaviours["tracking_id_default"], true);
+        assert_eq!(behaviours["pre_delete_hooks"], false);
+        assert_eq!(
+            behaviours.as_object().unwrap().len(),
+            crate::model::version::CHANGES.len()
         );
         assert_eq!(doc["resource"]["spec"]["backoffLimit"], 6);
 

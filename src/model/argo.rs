@@ -570,7 +570,7 @@ fn delete_policies_of(r: &Resource) -> (Vec<DeletePolicy>, Vec<String>) {
 }
 
 /// gitops-engine `GetAnnotationCSVs`: split on `,`, trim, drop empty, de-duplicate (first-seen
-/// order, as GE-mono does).
+/// order, as the engine inside argo-cd does).
 pub fn parse_csv(value: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {

@@ -24,7 +24,7 @@ use serde_json::{Map, Value, json};
 
 use super::Resource;
 use super::health::{HealthCheckSource, health_check_source};
-use super::version::ArgoCdVersion;
+use super::version::{ArgoCdVersion, Behaviour};
 use crate::manifest::parse_yaml_value;
 
 /// The name of Argo CD's main ConfigMap.
@@ -71,10 +71,10 @@ impl TrackingMethod {
         }
     }
 
-    /// The method of a release whose argocd-cm sets none: annotation from 3.0 (argo-cd 3.0
-    /// upgrade notes), label before.
+    /// The method of a release whose argocd-cm sets none: annotation from 3.0
+    /// ([`Behaviour::TrackingIdDefault`]), label before.
     pub fn default_for(version: ArgoCdVersion) -> Self {
-        if version.at_least(3, 0) {
+        if version.has(Behaviour::TrackingIdDefault) {
             Self::Annotation
         } else {
             Self::Label

@@ -29,7 +29,7 @@ use super::Resource;
 
 /// Which gitops-engine the assessment imitates. The two differ in a handful of health rules
 /// (spec §5.9 item 7), and users run both in production.
-pub use super::version::Flavor;
+pub use super::version::{Behaviour, Behaviours};
 
 /// A health verdict, as Argo CD spells and ranks it.
 ///
@@ -108,7 +108,7 @@ impl Health {
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum HealthError {
     /// The group and kind have a built-in check, but not for this version (e.g. `apps/v1beta2`
-    /// Deployment, or `autoscaling/v2beta2` HPA with [`Flavor::GeMono`]). Argo CD does not fall back
+    /// Deployment, or `autoscaling/v2beta2` HPA from Argo CD 3.5, [`Behaviour::HpaDegradedFirst`]). Argo CD does not fall back
     /// to "no health": the object is `Unknown`, so such an object blocks a wave forever.
     /// The message matches Argo CD's (`unsupported Deployment GVK: apps/v1beta2, Kind=Deployment`).
     #[error(
@@ -160,7 +160,7 @@ fn check_label(kind: &str) -> &str {
 /// A hook being deleted while it still carries this finalizer is still assessed normally.
 pub const HOOK_FINALIZER: &str = "argocd.argoproj.io/hook-finalizer";
 
-/// GE-mono annotation that makes a non-hook Pod with `restartPolicy: OnFailure|Never` be judged
+/// Annotation (Argo CD 3.6+) that makes a non-hook Pod with `restartPolicy: OnFailure|Never` be judged
 /// like a long-running (`Always`) Pod; only the exact value `"true"` counts.
 pub const IGNORE_RESTART_POLICY_ANNOTATION: &str = "argocd.argoproj.io/ignore-restart-policy";
 
@@ -193,30 +193,61 @@ pub fn assess(
     version: &str,
     kind: &str,
     obj: &Value,
-    flavor: Flavor,
+    behaviours: Behaviours,
 ) -> Result<Option<Health>, HealthError> {
-    if is_pending_deletion(obj) {
+    let names_finalizers = behaviours.has(Behaviour::PendingDeletionNamesFinalizers);
+    // Up to 3.5 a terminating object is "Pending deletion" before any check runs; from 3.6 the
+    // check runs first, so its error (an unsupported version) still wins.
+    if is_pending_deletion(obj) && !names_finalizers {
         return Ok(Some(Health::new(
             HealthStatus::Progressing,
             PENDING_DELETION,
         )));
     }
     let Some(check) = Check::of(group, kind) else {
-        return Ok(None);
+        return Ok(is_pending_deletion(obj).then(|| pending_deletion(obj)));
     };
-    if !check.supports(version, flavor) {
+    if !check.supports(version, behaviours) {
         return Err(HealthError::UnsupportedVersion {
             group: group.to_string(),
             version: version.to_string(),
             kind: kind.to_string(),
         });
     }
-    check.run(version, obj, flavor).map(Some)
+    let health = check.run(version, obj, behaviours)?;
+    if is_pending_deletion(obj) {
+        return Ok(Some(pending_deletion(obj)));
+    }
+    Ok(Some(health))
+}
+
+/// Argo CD 3.6's health of a terminating object: `Progressing`, naming the finalizers that
+/// hold it ("Pending deletion; blocked by finalizers: a, b"), or just "Pending deletion".
+fn pending_deletion(obj: &Value) -> Health {
+    // Like Go's GetFinalizers: a list with a non-string entry reads as no finalizers.
+    let finalizers: Vec<&str> = get(obj, &["metadata", "finalizers"])
+        .and_then(Value::as_array)
+        .and_then(|f| f.iter().map(Value::as_str).collect::<Option<Vec<_>>>())
+        .unwrap_or_default();
+    if finalizers.is_empty() {
+        Health::new(HealthStatus::Progressing, PENDING_DELETION)
+    } else {
+        Health::new(
+            HealthStatus::Progressing,
+            format!(
+                "{PENDING_DELETION}; blocked by finalizers: {}",
+                finalizers.join(", ")
+            ),
+        )
+    }
 }
 
 /// [`assess`] for a loaded [`Resource`].
-pub fn assess_resource(r: &Resource, flavor: Flavor) -> Result<Option<Health>, HealthError> {
-    assess(&r.group, &r.version, &r.kind, &r.raw, flavor)
+pub fn assess_resource(
+    r: &Resource,
+    behaviours: Behaviours,
+) -> Result<Option<Health>, HealthError> {
+    assess(&r.group, &r.version, &r.kind, &r.raw, behaviours)
 }
 
 /// Whether Argo CD has a built-in health check for this group and kind, i.e. whether a non-hook
@@ -332,13 +363,13 @@ impl Check {
 
     /// Whether the check accepts this version. Ingress and Workflow read untyped fields and so
     /// accept any version; the others convert to one typed Go struct per supported version.
-    fn supports(self, version: &str, flavor: Flavor) -> bool {
+    fn supports(self, version: &str, behaviours: Behaviours) -> bool {
         match self {
             Self::Ingress | Self::Workflow => true,
             Self::ApiService => matches!(version, "v1" | "v1beta1"),
-            Self::HorizontalPodAutoscaler => match flavor {
-                Flavor::Ge => matches!(version, "v1" | "v2" | "v2beta1" | "v2beta2"),
-                Flavor::GeMono => matches!(version, "v1" | "v2"),
+            Self::HorizontalPodAutoscaler => match behaviours.has(Behaviour::HpaDegradedFirst) {
+                false => matches!(version, "v1" | "v2" | "v2beta1" | "v2beta2"),
+                true => matches!(version, "v1" | "v2"),
             },
             Self::Deployment
             | Self::StatefulSet
@@ -352,7 +383,12 @@ impl Check {
     }
 
     /// Runs the check on an object whose version is supported.
-    fn run(self, version: &str, obj: &Value, flavor: Flavor) -> Result<Health, HealthError> {
+    fn run(
+        self,
+        version: &str,
+        obj: &Value,
+        behaviours: Behaviours,
+    ) -> Result<Health, HealthError> {
         Ok(match self {
             Self::Deployment => deployment_health(obj),
             Self::StatefulSet => statefulset_health(obj),
@@ -363,9 +399,9 @@ impl Check {
             Self::ApiService => apiservice_health(obj),
             Self::Service => service_health(obj),
             Self::PersistentVolumeClaim => pvc_health(obj),
-            Self::Pod => pod_health(obj, flavor),
-            Self::Job => job_health(obj, flavor),
-            Self::HorizontalPodAutoscaler => return hpa_health(version, obj, flavor),
+            Self::Pod => pod_health(obj, behaviours),
+            Self::Job => job_health(obj, behaviours),
+            Self::HorizontalPodAutoscaler => return hpa_health(version, obj, behaviours),
         })
     }
 }
@@ -687,9 +723,9 @@ fn replicaset_health(obj: &Value) -> Health {
 
 /// §8.1, `health_job.go`. Only the condition *types* decide completion; a Suspended condition with
 /// status False still counts as "complete", which is why a resumed Job with no other condition is
-/// Healthy. GE-mono reports the Suspended condition's message; GE reports the (always empty)
+/// Healthy. From 3.6 the Suspended condition's message is shown; before, the (always empty)
 /// failure message there.
-fn job_health(obj: &Value, flavor: Flavor) -> Health {
+fn job_health(obj: &Value, behaviours: Behaviours) -> Health {
     let mut failed = false;
     let mut complete = false;
     let mut suspended = false;
@@ -719,9 +755,10 @@ fn job_health(obj: &Value, flavor: Flavor) -> Health {
     } else if failed {
         Health::new(HealthStatus::Degraded, fail_message)
     } else if suspended {
-        let shown = match flavor {
-            Flavor::Ge => fail_message,
-            Flavor::GeMono => message,
+        let shown = if behaviours.has(Behaviour::JobSuspendedMessage) {
+            message
+        } else {
+            fail_message
         };
         Health::new(HealthStatus::Suspended, shown)
     } else {
@@ -732,15 +769,15 @@ fn job_health(obj: &Value, flavor: Flavor) -> Health {
 /// §8.2, `health_pod.go`.
 ///
 /// The crash-loop rule is limited to `restartPolicy: Always` on purpose: a hook Pod that is
-/// temporarily in ImagePullBackOff must not fail its hook. GE-mono lets a non-hook Pod opt in
+/// temporarily in ImagePullBackOff must not fail its hook. From 3.6 a non-hook Pod may opt in
 /// with [`IGNORE_RESTART_POLICY_ANNOTATION`]. An empty `restartPolicy` is not defaulted (Argo CD
 /// sees the live object, which the API server has defaulted), so a Running Pod without one is
 /// Unknown.
-fn pod_health(obj: &Value, flavor: Flavor) -> Health {
+fn pod_health(obj: &Value, behaviours: Behaviours) -> Health {
     use HealthStatus::{Degraded, Healthy, Progressing, Unknown};
     let restart_policy = get_str(obj, &["spec", "restartPolicy"]);
     let long_running = restart_policy == "Always"
-        || (flavor == Flavor::GeMono
+        || (behaviours.has(Behaviour::PodIgnoreRestartPolicy)
             && string_annotation(obj, IGNORE_RESTART_POLICY_ANNOTATION) == Some("true")
             && !is_hook(obj));
     let container_statuses = get_list(obj, &["status", "containerStatuses"]);
@@ -824,7 +861,7 @@ fn is_pod_ready(obj: &Value) -> bool {
         .is_some_and(|c| c.status == "True")
 }
 
-/// Argo CD's `hook.IsHook`, needed because GE-mono ignores the restart-policy annotation on hooks.
+/// Argo CD's `hook.IsHook`, needed because 3.6 ignores the restart-policy annotation on hooks.
 ///
 /// With the `argocd.argoproj.io/hook` key present (any value) the object is a hook unless its
 /// only valid hook type is `Skip`; otherwise a `helm.sh/hook` whose raw value is not exactly
@@ -915,10 +952,10 @@ fn apiservice_health(obj: &Value) -> Health {
 
 /// `health_hpa.go`. v1 keeps its conditions in an annotation; later versions in
 /// `status.conditions`.
-fn hpa_health(version: &str, obj: &Value, flavor: Flavor) -> Result<Health, HealthError> {
+fn hpa_health(version: &str, obj: &Value, behaviours: Behaviours) -> Result<Health, HealthError> {
     if version != "v1" {
         let conds: Vec<Condition<'_>> = conditions(obj).collect();
-        return Ok(hpa_conditions_health(&conds, flavor));
+        return Ok(hpa_conditions_health(&conds, behaviours));
     }
     let Some(annotation) = string_annotation(obj, HPA_V1_CONDITIONS_ANNOTATION) else {
         return Ok(Health::new(HealthStatus::Progressing, WAITING_TO_AUTOSCALE));
@@ -929,7 +966,7 @@ fn hpa_health(version: &str, obj: &Value, flavor: Flavor) -> Result<Health, Heal
         })?;
     let conds = hpa_annotation_conditions(&parsed)
         .map_err(|reason| HealthError::MalformedHpaConditions { reason })?;
-    Ok(hpa_conditions_health(&conds, flavor))
+    Ok(hpa_conditions_health(&conds, behaviours))
 }
 
 /// Reads the v1 annotation like Go's `json.Unmarshal` into a list of condition structs: `null`
@@ -983,16 +1020,17 @@ fn go_string_field<'a>(fields: &'a Map<String, Value>, name: &str) -> Result<&'a
     }
 }
 
-/// GE takes the first condition that is either degraded or healthy, so a healthy `AbleToScale`
-/// listed before a failing `ScalingActive` hides the failure. GE-mono looks for any degraded
+/// Up to 3.4 Argo CD takes the first condition that is either degraded or healthy, so a healthy `AbleToScale`
+/// listed before a failing `ScalingActive` hides the failure. From 3.5 it looks for any degraded
 /// condition first, and knows more degraded reasons.
-fn hpa_conditions_health(conds: &[Condition<'_>], flavor: Flavor) -> Health {
-    let degraded = |c: &Condition<'_>| is_hpa_degraded(c, flavor);
+fn hpa_conditions_health(conds: &[Condition<'_>], behaviours: Behaviours) -> Health {
+    let degraded_first = behaviours.has(Behaviour::HpaDegradedFirst);
+    let degraded = |c: &Condition<'_>| is_hpa_degraded(c, degraded_first);
     let healthy = |c: &Condition<'_>| {
         matches!(c.kind, "AbleToScale" | "ScalingLimited") && c.status == "True"
     };
-    let verdict = match flavor {
-        Flavor::Ge => conds.iter().find_map(|c| {
+    let verdict = match degraded_first {
+        false => conds.iter().find_map(|c| {
             if degraded(c) {
                 Some(Health::new(HealthStatus::Degraded, c.message))
             } else if healthy(c) {
@@ -1001,7 +1039,7 @@ fn hpa_conditions_health(conds: &[Condition<'_>], flavor: Flavor) -> Health {
                 None
             }
         }),
-        Flavor::GeMono => conds
+        true => conds
             .iter()
             .find(|c| degraded(c))
             .map(|c| Health::new(HealthStatus::Degraded, c.message))
@@ -1015,9 +1053,9 @@ fn hpa_conditions_health(conds: &[Condition<'_>], flavor: Flavor) -> Health {
     verdict.unwrap_or_else(|| Health::new(HealthStatus::Progressing, WAITING_TO_AUTOSCALE))
 }
 
-/// The (type, reason) pairs that mean the HPA cannot do its job. GE-mono added the metric
+/// The (type, reason) pairs that mean the HPA cannot do its job. 3.5 added the metric
 /// failures other than resource metrics.
-fn is_hpa_degraded(c: &Condition<'_>, flavor: Flavor) -> bool {
+fn is_hpa_degraded(c: &Condition<'_>, degraded_first: bool) -> bool {
     match (c.kind, c.reason) {
         ("AbleToScale", "FailedGetScale" | "FailedUpdateScale")
         | ("ScalingActive", "FailedGetResourceMetric" | "InvalidSelector") => true,
@@ -1027,7 +1065,7 @@ fn is_hpa_degraded(c: &Condition<'_>, flavor: Flavor) -> bool {
             | "FailedGetPodsMetric"
             | "FailedGetExternalMetric"
             | "FailedComputeMetricsReplicas",
-        ) => flavor == Flavor::GeMono,
+        ) => degraded_first,
         _ => false,
     }
 }
@@ -1121,36 +1159,52 @@ mod tests {
 
     use HealthStatus::{Degraded, Healthy, Missing, Progressing, Suspended, Unknown};
 
+    /// Argo CD 3.2.11, the standalone engine's health rules.
+    fn old() -> Behaviours {
+        "3.2.11"
+            .parse::<crate::model::version::ArgoCdVersion>()
+            .unwrap()
+            .behaviours()
+    }
+
+    /// Argo CD 3.6, the newest health rules.
+    fn new() -> Behaviours {
+        "3.6.1"
+            .parse::<crate::model::version::ArgoCdVersion>()
+            .unwrap()
+            .behaviours()
+    }
+
     /// Assesses a JSON object, taking group/version/kind from its own `apiVersion` and `kind`.
-    fn assess_with(obj: &Value, flavor: Flavor) -> Result<Option<Health>, HealthError> {
+    fn assess_with(obj: &Value, behaviours: Behaviours) -> Result<Option<Health>, HealthError> {
         let api_version = obj["apiVersion"].as_str().unwrap_or_default();
         let (group, version) = super::super::split_api_version(api_version);
         let kind = obj["kind"].as_str().unwrap_or_default();
-        assess(group, version, kind, obj, flavor)
+        assess(group, version, kind, obj, behaviours)
     }
 
-    /// The verdict in the given flavor; fails the test on nil health or an error.
-    fn verdict_with(obj: &Value, flavor: Flavor) -> Health {
-        match assess_with(obj, flavor) {
+    /// The verdict for the given behaviours; fails the test on nil health or an error.
+    fn verdict_with(obj: &Value, behaviours: Behaviours) -> Health {
+        match assess_with(obj, behaviours) {
             Ok(Some(health)) => health,
             other => panic!("expected a verdict, got {other:?}"),
         }
     }
 
-    /// The verdict with the default flavor (GE-mono).
+    /// The verdict with the default behaviours (Argo CD 3.6).
     fn verdict(obj: &Value) -> Health {
-        verdict_with(obj, Flavor::default())
+        verdict_with(obj, Behaviours::default())
     }
 
     fn status(obj: &Value) -> HealthStatus {
         verdict(obj).status
     }
 
-    /// Both flavors agree on the status, which is then returned.
+    /// Argo CD 3.2.11 and 3.6 agree on the status, which is then returned.
     fn status_in_both(obj: &Value) -> HealthStatus {
-        let legacy = verdict_with(obj, Flavor::Ge).status;
-        let mono = verdict_with(obj, Flavor::GeMono).status;
-        assert_eq!(legacy, mono, "flavors disagree on {obj}");
+        let legacy = verdict_with(obj, old()).status;
+        let mono = verdict_with(obj, new()).status;
+        assert_eq!(legacy, mono, "3.2.11 and 3.6 disagree on {obj}");
         mono
     }
 
@@ -1268,7 +1322,7 @@ mod tests {
         }));
         assert_eq!(status_in_both(&suspended), Suspended);
         assert_eq!(
-            hook_outcome(&assess_with(&suspended, Flavor::GeMono)),
+            hook_outcome(&assess_with(&suspended, new())),
             TaskHealthOutcome::Running
         );
     }
@@ -1279,10 +1333,10 @@ mod tests {
             "conditions": [{"type": "Suspended", "status": "True", "message": "Job suspended"}]
         }));
         assert_eq!(
-            verdict_with(&suspended, Flavor::GeMono).message.as_deref(),
+            verdict_with(&suspended, new()).message.as_deref(),
             Some("Job suspended")
         );
-        assert_eq!(verdict_with(&suspended, Flavor::Ge).message, None);
+        assert_eq!(verdict_with(&suspended, old()).message, None);
     }
 
     #[test]
@@ -1489,8 +1543,8 @@ mod tests {
             json!({"phase": "Running", "conditions": [ready_condition("True")]}),
         );
         never["metadata"]["annotations"] = json!({IGNORE_RESTART_POLICY_ANNOTATION: "true"});
-        assert_eq!(verdict_with(&never, Flavor::GeMono).status, Healthy);
-        assert_eq!(verdict_with(&never, Flavor::Ge).status, Progressing);
+        assert_eq!(verdict_with(&never, new()).status, Healthy);
+        assert_eq!(verdict_with(&never, old()).status, Progressing);
 
         let mut backoff = pod(
             "OnFailure",
@@ -1498,8 +1552,8 @@ mod tests {
                    "state": {"waiting": {"reason": "CrashLoopBackOff", "message": "back-off"}}}]}),
         );
         backoff["metadata"]["annotations"] = json!({IGNORE_RESTART_POLICY_ANNOTATION: "true"});
-        assert_eq!(verdict_with(&backoff, Flavor::GeMono).status, Degraded);
-        assert_eq!(verdict_with(&backoff, Flavor::Ge).status, Progressing);
+        assert_eq!(verdict_with(&backoff, new()).status, Degraded);
+        assert_eq!(verdict_with(&backoff, old()).status, Progressing);
 
         let mut not_exactly_true = never.clone();
         not_exactly_true["metadata"]["annotations"] =
@@ -1608,7 +1662,7 @@ mod tests {
             json!({"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2,
                    "readyReplicas": 2, "availableReplicas": 2}),
         );
-        assert_eq!(assess_with(&nginx, Flavor::GeMono), ok(Healthy));
+        assert_eq!(assess_with(&nginx, new()), ok(Healthy));
         assert_eq!(status_in_both(&nginx), Healthy);
     }
 
@@ -1654,7 +1708,7 @@ mod tests {
     fn an_apps_v1beta2_deployment_is_an_error_reported_as_unknown() {
         let mut old = deployment(json!({"replicas": 1}), 1, json!({"observedGeneration": 1}));
         old["apiVersion"] = json!("apps/v1beta2");
-        let result = assess_with(&old, Flavor::GeMono);
+        let result = assess_with(&old, new());
         let expected = HealthError::UnsupportedVersion {
             group: "apps".into(),
             version: "v1beta2".into(),
@@ -1687,15 +1741,15 @@ mod tests {
             ("autoscaling", "v3", "HorizontalPodAutoscaler"),
         ];
         for (group, version, kind) in cases {
-            for flavor in [Flavor::Ge, Flavor::GeMono] {
-                let result = assess(group, version, kind, &json!({}), flavor);
+            for release in [old(), new()] {
+                let result = assess(group, version, kind, &json!({}), release);
                 assert!(
                     matches!(result, Err(HealthError::UnsupportedVersion { .. })),
                     "{group}/{version} {kind}: {result:?}"
                 );
             }
         }
-        let err = assess("", "v2", "Pod", &json!({}), Flavor::GeMono);
+        let err = assess("", "v2", "Pod", &json!({}), new());
         assert_eq!(
             err.map_err(|e| e.to_string()),
             Err("unsupported Pod GVK: /v2, Kind=Pod".to_string())
@@ -1706,22 +1760,16 @@ mod tests {
     fn ingress_and_workflow_accept_any_version() {
         let ingress = json!({"status": {"loadBalancer": {"ingress": [{"ip": "10.0.0.1"}]}}});
         assert_eq!(
-            assess("extensions", "v1beta1", "Ingress", &ingress, Flavor::GeMono),
+            assess("extensions", "v1beta1", "Ingress", &ingress, new()),
             ok(Healthy)
         );
         assert_eq!(
-            assess(
-                "networking.k8s.io",
-                "v1beta1",
-                "Ingress",
-                &ingress,
-                Flavor::GeMono
-            ),
+            assess("networking.k8s.io", "v1beta1", "Ingress", &ingress, new()),
             ok(Healthy)
         );
         let wf = json!({"status": {"phase": "Succeeded"}});
         assert_eq!(
-            assess("argoproj.io", "v1beta1", "Workflow", &wf, Flavor::GeMono),
+            assess("argoproj.io", "v1beta1", "Workflow", &wf, new()),
             ok(Healthy)
         );
     }
@@ -1886,10 +1934,7 @@ mod tests {
                    "status": status})
         };
         assert_eq!(
-            assess_with(
-                &svc("ClusterIP", json!({"loadBalancer": {}})),
-                Flavor::GeMono
-            ),
+            assess_with(&svc("ClusterIP", json!({"loadBalancer": {}})), new()),
             ok(Healthy)
         );
         let assigned = svc(
@@ -1898,7 +1943,7 @@ mod tests {
         );
         assert_eq!(status_in_both(&assigned), Healthy);
         let unassigned = svc("LoadBalancer", json!({"loadBalancer": {}}));
-        assert_eq!(assess_with(&unassigned, Flavor::GeMono), ok(Progressing));
+        assert_eq!(assess_with(&unassigned, new()), ok(Progressing));
     }
 
     #[test]
@@ -1913,7 +1958,7 @@ mod tests {
         let empty_entry = ing(json!({"loadBalancer": {"ingress": [{}]}}));
         assert_eq!(status(&empty_entry), Healthy);
         let unassigned = ing(json!({"loadBalancer": {}}));
-        assert_eq!(assess_with(&unassigned, Flavor::GeMono), ok(Progressing));
+        assert_eq!(assess_with(&unassigned, new()), ok(Progressing));
     }
 
     #[test]
@@ -2023,10 +2068,10 @@ mod tests {
             json!({}),
         );
         assert_eq!(
-            verdict_with(&annotated, Flavor::GeMono),
+            verdict_with(&annotated, new()),
             Health::new(Degraded, "unable to get metrics for resource cpu")
         );
-        assert_eq!(verdict_with(&annotated, Flavor::Ge).status, Healthy);
+        assert_eq!(verdict_with(&annotated, old()).status, Healthy);
 
         let empty = hpa("v1", json!({HPA_V1_CONDITIONS_ANNOTATION: "[]"}), json!({}));
         assert_eq!(status_in_both(&empty), Progressing);
@@ -2055,7 +2100,7 @@ mod tests {
             r#"[{"status":true}]"#,
         ] {
             let h = hpa("v1", json!({HPA_V1_CONDITIONS_ANNOTATION: bad}), json!({}));
-            let result = assess_with(&h, Flavor::GeMono);
+            let result = assess_with(&h, new());
             assert!(
                 matches!(result, Err(HealthError::MalformedHpaConditions { .. })),
                 "{bad:?}: {result:?}"
@@ -2074,12 +2119,9 @@ mod tests {
                 hpa_condition("ScalingActive", "False", "FailedGetResourceMetric")
             ]}),
         );
+        assert_eq!(verdict_with(&healthy_then_degraded, old()).status, Healthy);
         assert_eq!(
-            verdict_with(&healthy_then_degraded, Flavor::Ge).status,
-            Healthy
-        );
-        assert_eq!(
-            verdict_with(&healthy_then_degraded, Flavor::GeMono),
+            verdict_with(&healthy_then_degraded, new()),
             Health::new(Degraded, "ScalingActive/FailedGetResourceMetric")
         );
 
@@ -2110,12 +2152,8 @@ mod tests {
                     hpa_condition("AbleToScale", "True", "ReadyForNewScale")
                 ]}),
             );
-            assert_eq!(
-                verdict_with(&h, Flavor::GeMono).status,
-                Degraded,
-                "{reason}"
-            );
-            assert_eq!(verdict_with(&h, Flavor::Ge).status, Healthy, "{reason}");
+            assert_eq!(verdict_with(&h, new()).status, Degraded, "{reason}");
+            assert_eq!(verdict_with(&h, old()).status, Healthy, "{reason}");
         }
     }
 
@@ -2127,8 +2165,8 @@ mod tests {
                 json!({}),
                 json!({"conditions": [hpa_condition("AbleToScale", "True", "ReadyForNewScale")]}),
             );
-            assert_eq!(verdict_with(&h, Flavor::Ge).status, Healthy);
-            let mono = assess_with(&h, Flavor::GeMono);
+            assert_eq!(verdict_with(&h, old()).status, Healthy);
+            let mono = assess_with(&h, new());
             assert_eq!(
                 mono.map_err(|e| e.to_string()),
                 Err(format!(
@@ -2162,7 +2200,7 @@ mod tests {
         let odd = wf(json!({"phase": "Omitted"}));
         assert_eq!(status(&odd), Unknown);
         assert_eq!(
-            hook_outcome(&assess_with(&odd, Flavor::GeMono)),
+            hook_outcome(&assess_with(&odd, new())),
             TaskHealthOutcome::Failed
         );
     }
@@ -2182,8 +2220,8 @@ mod tests {
             "status": {"health": {"status": "Degraded"}, "sync": {"status": "OutOfSync"}}
         });
         for obj in [&knative, &application] {
-            for flavor in [Flavor::Ge, Flavor::GeMono] {
-                let result = assess_with(obj, flavor);
+            for release in [old(), new()] {
+                let result = assess_with(obj, release);
                 assert_eq!(result, Ok(None));
                 assert_eq!(hook_outcome(&result), TaskHealthOutcome::Succeeded);
                 assert_eq!(resource_outcome(&result), TaskHealthOutcome::Succeeded);
@@ -2227,28 +2265,50 @@ mod tests {
         ];
         for (group, kind) in unchecked {
             assert!(!has_health_check(group, kind), "{group}/{kind}");
-            assert_eq!(
-                assess(group, "v1", kind, &json!({}), Flavor::GeMono),
-                Ok(None)
-            );
+            assert_eq!(assess(group, "v1", kind, &json!({}), new()), Ok(None));
         }
     }
 
     // ----- Pending deletion ------------------------------------------------------------------
 
     #[test]
-    fn pending_deletion_comes_first_and_applies_to_kinds_without_health() {
-        let secret = json!({"apiVersion": "v1", "kind": "Secret",
+    fn pending_deletion_applies_to_kinds_without_health_and_names_finalizers_from_3_6() {
+        let mut secret = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "creds", "deletionTimestamp": "2024-05-01T10:00:00Z",
-                         "finalizers": ["kubernetes"]}});
+                         "finalizers": ["kubernetes", "example.com/keep"]}});
         assert_eq!(
-            assess_with(&secret, Flavor::GeMono),
+            assess_with(&secret, old()),
             Ok(Some(Health::new(Progressing, PENDING_DELETION)))
         );
-        // Before the version check too: a deleting v1beta2 Deployment is not an error.
-        let old = json!({"apiVersion": "apps/v1beta2", "kind": "Deployment",
+        assert_eq!(
+            assess_with(&secret, new()),
+            Ok(Some(Health::new(
+                Progressing,
+                "Pending deletion; blocked by finalizers: kubernetes, example.com/keep"
+            )))
+        );
+        secret["metadata"]["finalizers"] = json!([]);
+        assert_eq!(
+            assess_with(&secret, new()),
+            Ok(Some(Health::new(Progressing, PENDING_DELETION)))
+        );
+        // Up to 3.5 before the version check: a deleting v1beta2 Deployment is not an error;
+        // from 3.6 the check runs first and its error wins.
+        let v1beta2 = json!({"apiVersion": "apps/v1beta2", "kind": "Deployment",
             "metadata": {"name": "web", "deletionTimestamp": "2024-05-01T10:00:00.123+02:00"}});
-        assert_eq!(status(&old), Progressing);
+        assert_eq!(verdict_with(&v1beta2, old()).status, Progressing);
+        assert!(matches!(
+            assess_with(&v1beta2, new()),
+            Err(HealthError::UnsupportedVersion { .. })
+        ));
+        // A kind with a check: its verdict is replaced by the pending deletion.
+        let mut done = job(json!({"conditions": [{"type": "Complete", "status": "True"}]}));
+        done["metadata"]["deletionTimestamp"] = json!("2024-05-01T10:00:00Z");
+        done["metadata"]["finalizers"] = json!(["foregroundDeletion"]);
+        assert_eq!(
+            verdict_with(&done, new()).message.as_deref(),
+            Some("Pending deletion; blocked by finalizers: foregroundDeletion")
+        );
     }
 
     #[test]
@@ -2260,7 +2320,7 @@ mod tests {
         let mut secret = json!({"apiVersion": "v1", "kind": "Secret",
             "metadata": {"name": "s", "deletionTimestamp": "2024-05-01T10:00:00Z",
                          "finalizers": [HOOK_FINALIZER]}});
-        assert_eq!(assess_with(&secret, Flavor::GeMono), Ok(None));
+        assert_eq!(assess_with(&secret, new()), Ok(None));
         // A finalizer list with a non-string entry reads as no finalizers at all, like Go's.
         secret["metadata"]["finalizers"] = json!([HOOK_FINALIZER, 7]);
         assert_eq!(status(&secret), Progressing);
@@ -2295,7 +2355,7 @@ mod tests {
             json!("0001-01-01T02:00:00+02:00"),
         ] {
             assert_eq!(
-                assess_with(&with_ts(ignored.clone()), Flavor::GeMono),
+                assess_with(&with_ts(ignored.clone()), new()),
                 Ok(None),
                 "{ignored}"
             );
@@ -2383,7 +2443,7 @@ mod tests {
     fn assess_resource_uses_the_resources_own_group_version_and_kind() {
         let raw = job(json!({"conditions": [{"type": "Complete", "status": "True"}]}));
         let r = Resource::from_value(raw, None).unwrap();
-        assert_eq!(assess_resource(&r, Flavor::GeMono), ok(Healthy));
+        assert_eq!(assess_resource(&r, new()), ok(Healthy));
     }
 
     // ----- Robustness ------------------------------------------------------------------------
@@ -2463,9 +2523,9 @@ mod tests {
         ];
         for (group, version, kind) in kinds {
             for obj in &weird {
-                for flavor in [Flavor::Ge, Flavor::GeMono] {
+                for release in [old(), new()] {
                     // Any verdict is fine; reaching the end without a panic is the point.
-                    let _ = assess(group, version, kind, obj, flavor);
+                    let _ = assess(group, version, kind, obj, release);
                 }
             }
         }

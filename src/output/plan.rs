@@ -14,7 +14,7 @@ use crate::model::Resource;
 use crate::model::argo::SyncPhase;
 use crate::model::health::{HealthCheckSource, health_check_source};
 use crate::model::refs::is_cluster_scoped;
-use crate::model::version::{ArgoCdVersion, Flavor};
+use crate::model::version::{ArgoCdVersion, Behaviours};
 use crate::plan::{Gate, IgnoreReason, Plan, Step, Task, TaskSource};
 
 /// One planned Application (or the whole input when it names none).
@@ -36,7 +36,7 @@ pub struct PlannedApp {
 /// Everything `syncguard plan` prints.
 #[derive(Debug, Serialize)]
 pub struct PlanReport {
-    /// The Argo CD release planned for (`--argocd-version`) and its gitops-engine flavour.
+    /// The Argo CD release planned for (`--argocd-version`), its engine and behaviours.
     pub argocd: PlannedFor,
     /// One entry per Application.
     pub applications: Vec<PlannedApp>,
@@ -49,15 +49,18 @@ pub struct PlanReport {
 pub struct PlannedFor {
     /// The release, as given.
     pub version: ArgoCdVersion,
-    /// Its engine: `ge` (Argo CD ≤ 3.2) or `ge-mono` (3.3 and later).
-    pub flavor: Flavor,
+    /// The sync engine it runs: standalone gitops-engine (up to 3.2) or the one inside argo-cd.
+    pub engine: &'static str,
+    /// The behaviours of the release table it has (`docs/argocd-versions.md`).
+    pub behaviours: Behaviours,
 }
 
 impl From<ArgoCdVersion> for PlannedFor {
     fn from(version: ArgoCdVersion) -> Self {
         PlannedFor {
             version,
-            flavor: version.flavor(),
+            engine: version.engine(),
+            behaviours: version.behaviours(),
         }
     }
 }
@@ -261,8 +264,7 @@ pub fn render_text(report: &PlanReport, color: bool) -> String {
         "\n{}",
         st.dim(&format!(
             "Planned for Argo CD {} ({}); --argocd-version picks another release.",
-            report.argocd.version,
-            report.argocd.flavor.describe()
+            report.argocd.version, report.argocd.engine
         ))
     );
     if !report.errors.is_empty() {

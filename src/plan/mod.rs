@@ -2,9 +2,9 @@
 //! tick-by-tick execution model ([`tick::tick`]).
 //!
 //! Everything follows `reference/argocd-sync-semantics.md` (the spec): sections 2–4 for task
-//! building and ordering, 5–6 for execution. The default semantics are those of the current
-//! Argo CD (gitops-engine inside the argo-cd repository, "GE-mono"); [`tick::Flavor::Ge`]
-//! switches the execution differences of spec §5.9 back to the standalone gitops-engine.
+//! building and ordering, 5–6 for execution. What changed between Argo CD releases comes from
+//! the release table (`model::version::CHANGES`) as a [`Behaviours`] set; the default is the
+//! newest release syncguard knows.
 //!
 //! # Pipeline (spec §11)
 //!
@@ -32,7 +32,7 @@ use serde_json::Value;
 
 use crate::model::Resource;
 use crate::model::argo::{DeletePolicy, Ignored, SyncFacts, SyncOptions, SyncPhase};
-use crate::model::version::Flavor;
+use crate::model::version::{Behaviour, Behaviours};
 
 pub use apis::{ClusterApis, is_builtin_group};
 pub use order::{KIND_ORDER, kind_order};
@@ -69,10 +69,11 @@ pub struct AppSettings {
     pub namespace_exists: bool,
     /// `spec.syncPolicy.managedNamespaceMetadata` is set (see `namespace_exists`).
     pub managed_namespace_metadata: bool,
-    /// The Argo CD generation planned for. Ordering is the same in both; GE-mono alone honours
-    /// an app-level `Prune=false`/`Prune=confirm` as the default of every prune (spec §5.9
-    /// item 5): Argo CD ≤ 3.2 reads those only from the live object's annotation.
-    pub flavor: Flavor,
+    /// The behaviours of the Argo CD release planned for. Ordering is the same in every release
+    /// modelled; from 3.4 an app-level `Prune=false`/`Prune=confirm` is the default of every
+    /// prune ([`Behaviour::AppLevelPruneOption`], spec §5.9 item 5): before, only the live
+    /// object's annotation counts.
+    pub behaviours: Behaviours,
 }
 
 impl Default for AppSettings {
@@ -86,7 +87,7 @@ impl Default for AppSettings {
             prune: false,
             namespace_exists: false,
             managed_namespace_metadata: false,
-            flavor: Flavor::default(),
+            behaviours: Behaviours::default(),
         }
     }
 }
@@ -668,9 +669,10 @@ pub(crate) fn build(input: &PlanInput, ov: &Overrides) -> Built {
 
     // Prune tasks: live objects no managed target matched; hooks and Skip are never pruned.
     let app_prune_last = app.sync_options.has("PruneLast=true");
-    let app_prune_default = match app.flavor {
-        Flavor::GeMono => option_value(&app.sync_options.items, "Prune"),
-        Flavor::Ge => None,
+    let app_prune_default = if app.behaviours.has(Behaviour::AppLevelPruneOption) {
+        option_value(&app.sync_options.items, "Prune")
+    } else {
+        None
     };
     for (l, r) in input.live.iter().enumerate() {
         if live_matched.get(l).copied().unwrap_or(true) || !present(l) {

@@ -38,17 +38,21 @@ use crate::model::argo::{DeletePolicy, HOOK_FINALIZER, SyncPhase};
 
 use super::{ObjectKey, Overrides, PlanInput, Task, build};
 
-/// Which Argo CD generation to simulate (spec §5.9): [`Flavor::GeMono`] (Argo CD ≥ 3.3, the
-/// default) or [`Flavor::Ge`] (standalone gitops-engine, Argo CD ≤ 3.2). Differences implemented
-/// for GE: a running task whose object vanished waits forever (Δ1); the final-step check counts
-/// hooks of the current step as remaining and names the next task to run (Δ2, C30); an apply
-/// failure runs the SyncFail hooks at once instead of waiting for running hooks (Δ3); a
-/// SyncWaveHook error gives `Failed` (Δ4); the legacy "waiting for …" wording (first task
-/// decides) and prune-confirmation message; hook refresh clears the result code; terminate
-/// deletes only running hooks. Δ5 (the app-level `Prune=` default, GE-mono only) is decided when
-/// the plan is built ([`super::AppSettings::flavor`]); not covered: Δ6 (`Replace`/`Force` are
+/// Which Argo CD to simulate: the behaviours of the release table ([`Behaviours`],
+/// `model::version::CHANGES`) that the sync loop depends on. Before 3.4 (without them): a running
+/// task whose object vanished waits forever ([`Behaviour::VanishedTaskFailsSync`], Δ1); the
+/// final-step check counts hooks of the current step as remaining and names the next task to
+/// run, with the legacy "waiting for …" wording where the first task decides, and the legacy
+/// prune-confirmation message ([`Behaviour::RunningMessageByKind`], Δ2, C30); an apply failure
+/// runs the SyncFail hooks at once instead of waiting for running hooks
+/// ([`Behaviour::SyncFailAwaitedAfterApplyFailure`], Δ3); a SyncWaveHook error gives `Failed`
+/// ([`Behaviour::WaveHookFailureErrors`], Δ4); hook refresh clears the result code
+/// ([`Behaviour::HookResultsKeepStatus`]); terminate deletes only running hooks
+/// ([`Behaviour::TerminateDeletesHooks`]); before 3.5 invalid tasks' errors are not listed in
+/// the message ([`Behaviour::InvalidTaskMessagesListed`]). Δ5 (the app-level `Prune=` default) is decided when the
+/// plan is built ([`super::AppSettings::behaviours`]); not covered: Δ6 (`Replace`/`Force` are
 /// not simulated), Δ7 (health is caller-supplied).
-pub use crate::model::version::Flavor;
+pub use crate::model::version::{Behaviour, Behaviours};
 
 /// A health verdict the caller supplies for a live object (spec §5.2, §8.9).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -368,8 +372,8 @@ pub struct StepRef {
 /// simulator's bookkeeping and a log of the last tick).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SyncState {
-    /// Which Argo CD generation is simulated.
-    pub flavor: Flavor,
+    /// The behaviours of the Argo CD release simulated.
+    pub behaviours: Behaviours,
     /// Operation phase.
     pub phase: OperationPhase,
     /// Operation message, in Argo CD's exact wording.
@@ -390,9 +394,9 @@ pub struct SyncState {
 
 impl SyncState {
     /// A fresh operation: Running, no results.
-    pub fn new(flavor: Flavor) -> Self {
+    pub fn new(behaviours: Behaviours) -> Self {
         Self {
-            flavor,
+            behaviours,
             phase: OperationPhase::Running,
             message: String::new(),
             results: BTreeMap::new(),
@@ -419,7 +423,7 @@ impl SyncState {
 
 impl Default for SyncState {
     fn default() -> Self {
-        Self::new(Flavor::GeMono)
+        Self::new(Behaviours::default())
     }
 }
 
@@ -480,8 +484,8 @@ pub fn tick(input: &PlanInput, state: &SyncState, world: &World) -> SyncState {
 
 /// Terminates the operation (Argo CD `Terminate()`, spec §5.6): removes hook finalizers and
 /// deletes the hooks that are still running, then ends `Failed` "Operation terminated".
-/// GE-mono re-reads each running hook first: one that has completed keeps its real result and
-/// is deleted only if it has `HookFailed`; legacy GE deletes running hooks and records every
+/// From 3.4 Argo CD re-reads each running hook first: one that has completed keeps its real result and
+/// is deleted only if it has `HookFailed`; before, it deleted running hooks and records every
 /// other live hook's current state.
 pub fn terminate(input: &PlanInput, state: &SyncState, world: &World) -> SyncState {
     let mut t = Ticker::start(input, state, world);
@@ -568,8 +572,8 @@ impl<'a> Ticker<'a> {
         }
     }
 
-    fn mono(&self) -> bool {
-        self.st.flavor == Flavor::GeMono
+    fn has(&self, b: Behaviour) -> bool {
+        self.st.behaviours.has(b)
     }
 
     fn set_phase(&mut self, phase: OperationPhase, message: String) {
@@ -648,7 +652,7 @@ impl<'a> Ticker<'a> {
                 self.set_result(i, Some(ResultCode::SyncFailed), TaskPhase::Pending, &msg);
             }
             let mut msg = "one or more synchronization tasks are not valid".to_string();
-            if self.mono() {
+            if self.has(Behaviour::InvalidTaskMessagesListed) {
                 let errs: BTreeSet<&str> = self
                     .st
                     .results
@@ -673,7 +677,7 @@ impl<'a> Ticker<'a> {
         let multi_step = self.multi_step();
         let running = self.idx(|w| (multi_step || w.task.is_hook) && w.op == TaskPhase::Running);
         if !running.is_empty() {
-            if self.mono() {
+            if self.has(Behaviour::VanishedTaskFailsSync) {
                 for &i in &running {
                     if self.w.get(i).is_some_and(|w| !w.live.exists) {
                         self.refresh_live(i);
@@ -741,7 +745,7 @@ impl<'a> Ticker<'a> {
         if any_unsuccessful {
             self.delete_hooks(&del_failed, HookDeleteReason::HookFailed);
             let msg = "one or more synchronization tasks completed unsuccessfully";
-            if self.mono() {
+            if self.has(Behaviour::SyncFailAwaitedAfterApplyFailure) {
                 self.execute_sync_fail_phase(&sync_fail, &sync_failed, msg);
             } else {
                 self.set_operation_failed_legacy(&sync_fail, &sync_failed, msg);
@@ -798,7 +802,7 @@ impl<'a> Ticker<'a> {
             });
             if let Some(err) = self.world.sync_wave_hook_error.clone() {
                 let msg = format!("SyncWaveHook failed: {err}");
-                if self.mono() {
+                if self.has(Behaviour::WaveHookFailureErrors) {
                     let hooks: Vec<usize> =
                         step.iter().copied().filter(|&i| self.is_hook(i)).collect();
                     self.terminate_hooks_preemptively(&hooks);
@@ -822,7 +826,7 @@ impl<'a> Ticker<'a> {
             .collect();
         let msg = "one or more objects failed to apply";
         match run_state {
-            RunState::Failed if self.mono() => {
+            RunState::Failed if self.has(Behaviour::SyncFailAwaitedAfterApplyFailure) => {
                 let mut running: Vec<usize> = step
                     .iter()
                     .copied()
@@ -845,7 +849,7 @@ impl<'a> Ticker<'a> {
                 self.delete_hooks(&del_failed, HookDeleteReason::HookFailed);
                 self.set_operation_failed_legacy(&sync_fail, &step_failed, msg);
             }
-            RunState::Successful if self.mono() => {
+            RunState::Successful if self.has(Behaviour::RunningMessageByKind) => {
                 if remaining.is_empty() && !step.iter().any(|&i| self.is_hook(i)) {
                     self.delete_hooks(&del_ok, HookDeleteReason::HookSucceeded);
                     self.set_phase(
@@ -868,13 +872,13 @@ impl<'a> Ticker<'a> {
                 }
             }
             RunState::Pending => {
-                let mono = self.mono();
+                let by_kind = self.has(Behaviour::RunningMessageByKind);
                 let waiting: Vec<usize> = step
                     .iter()
                     .copied()
                     .filter(|&i| {
                         self.w.get(i).is_some_and(|w| {
-                            if mono {
+                            if by_kind {
                                 w.delete_before_creation()
                                     || (w.task.is_prune && w.op == TaskPhase::Pending)
                             } else {
@@ -903,7 +907,7 @@ impl<'a> Ticker<'a> {
             && self.run_tasks(&[ns], false) == RunState::Failed
         {
             let msg = "the namespace failed to apply";
-            if self.mono() {
+            if self.has(Behaviour::SyncFailAwaitedAfterApplyFailure) {
                 self.execute_sync_fail_phase(&[], &[ns], msg);
             } else {
                 self.set_operation_failed_legacy(&[], &[ns], msg);
@@ -937,7 +941,11 @@ impl<'a> Ticker<'a> {
             let status = w.status;
             if w.task.is_hook {
                 let (op, msg) = hook_phase(w);
-                let status = if self.mono() { status } else { None };
+                let status = if self.has(Behaviour::HookResultsKeepStatus) {
+                    status
+                } else {
+                    None
+                };
                 self.set_result(i, status, op, &msg);
             } else {
                 match health {
@@ -1059,7 +1067,7 @@ impl<'a> Ticker<'a> {
                 })
                 .collect();
             if let Some(&first) = needs.first() {
-                if !self.mono() {
+                if !self.has(Behaviour::RunningMessageByKind) {
                     let mut m = self
                         .w
                         .get(first)
@@ -1181,7 +1189,7 @@ impl<'a> Ticker<'a> {
         state
     }
 
-    /// `setRunningPhase`: the exact "waiting for …" message of the flavor.
+    /// `setRunningPhase`: the exact "waiting for …" message of the release.
     fn set_running_phase(&mut self, tasks: &[usize], pending_deletion: bool) {
         let ws: Vec<&Work> = tasks.iter().filter_map(|&i| self.w.get(i)).collect();
         self.st.waiting_on = ws.iter().map(|w| w.task.object_key()).collect();
@@ -1191,9 +1199,9 @@ impl<'a> Ticker<'a> {
                 wave: w.task.wave,
             });
         }
-        if !self.mono() {
+        if !self.has(Behaviour::RunningMessageByKind) {
             let Some(first) = ws.first() else {
-                return; // GE leaves phase and message alone for an empty list
+                return; // before 3.4 Argo CD leaves phase and message alone for an empty list
             };
             let (mut reason, more) = if first.task.is_hook {
                 ("completion of hook", "hooks")
@@ -1249,7 +1257,7 @@ impl<'a> Ticker<'a> {
         self.set_phase(OperationPhase::Running, msg);
     }
 
-    /// GE-mono `executeSyncFailPhase`: fail now, or start the SyncFail tasks and stay Running
+    /// 3.4+ `executeSyncFailPhase`: fail now, or start the SyncFail tasks and stay Running
     /// until they complete. Returns true when the operation is now Failed.
     fn execute_sync_fail_phase(
         &mut self,
@@ -1297,7 +1305,7 @@ impl<'a> Ticker<'a> {
         false
     }
 
-    /// Legacy GE `setOperationFailed`.
+    /// Before 3.4: `setOperationFailed`.
     fn set_operation_failed_legacy(
         &mut self,
         sync_fail: &[usize],
@@ -1345,7 +1353,7 @@ impl<'a> Ticker<'a> {
         }
     }
 
-    /// GE-mono `terminateHooksPreemptively` over the given hook tasks.
+    /// 3.4+ `terminateHooksPreemptively` over the given hook tasks.
     fn terminate_hooks_preemptively(&mut self, tasks: &[usize]) {
         for &i in tasks {
             let Some(w) = self.w.get(i) else { continue };
@@ -1384,7 +1392,7 @@ impl<'a> Ticker<'a> {
 
     /// `Terminate()`.
     fn terminate(&mut self) {
-        if self.mono() {
+        if self.has(Behaviour::TerminateDeletesHooks) {
             for i in self.idx(|w| w.task.is_hook && w.op.is_completed()) {
                 self.remove_finalizer(i);
             }

@@ -138,7 +138,7 @@ _argocd := a if {
 }
 
 # major * 100 + minor; the newest release when absent.
-default _release := 304
+default _release := 306
 
 _release := r if {
 	r := _argocd.release
@@ -147,7 +147,7 @@ _release := r if {
 
 # major * 10000 + minor * 100 + patch (patch 99 when only "3.2" was given); computed from release
 # and patch when an older syncguard leaves the field out.
-default _number := 30499
+default _number := 30699
 
 _number := n if {
 	n := _argocd.number
