@@ -244,7 +244,7 @@ fn map_inputs<T: Send>(
     // follow the tracking method in force.
     let membership = match options.source {
         Source::Admission => Membership::live(),
-        Source::Check | Source::Audit => Membership::of(options.argocd, &options.argocd_config),
+        Source::Check | Source::Audit => options.argocd_config.membership(options.argocd),
     };
     let groups = group_by_app(resources, &all_facts, &membership);
     let whole = groups.len() == 1;

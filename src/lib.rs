@@ -6,9 +6,11 @@
 //! - [`manifest`]: load YAML/JSON streams (files, directories, stdin) and keep `file:line` for
 //!   every field.
 //! - [`model`]: [`model::Resource`] plus Argo CD facts ([`model::argo`]), references between
-//!   objects ([`model::refs`]) and Argo CD health ([`model::health`]).
+//!   objects ([`model::refs`]), Argo CD health ([`model::health`]) and the release table
+//!   ([`model::version`]) — all from the `syncguard-argocd` crate (`crates/syncguard-argocd`) —
+//!   and the Argo CD configuration read from argocd-cm ([`model::argocd_config`]).
 //! - [`plan`]: the sync plan simulator — the exact order Argo CD applies things in, and the
-//!   tick-by-tick execution model.
+//!   tick-by-tick execution model (`syncguard-argocd`, re-exported).
 //! - [`evaluate`]: the pipeline shared by every front end: facts → plan → policy input → findings.
 //! - [`policy`]: Rego rules + config: evaluate all rules once per resource; `syncguard test`.
 //! - [`finding`]: what the rules concluded ([`finding::Finding`], [`finding::Report`]) as data.
@@ -34,7 +36,7 @@ pub mod metrics;
 pub mod model;
 pub mod mutate;
 pub mod output;
-pub mod plan;
+pub use syncguard_argocd::plan;
 pub mod policy;
 pub mod reconciler;
 pub mod webhook;

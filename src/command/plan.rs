@@ -5,7 +5,7 @@ use std::io::Write;
 use crate::cli::{PlanArgs, PlanFormat};
 use crate::manifest::load_paths;
 use crate::model::Resource;
-use crate::model::app::{Membership, group_by_app, inferred_destination};
+use crate::model::app::{group_by_app, inferred_destination};
 use crate::model::argo::{SyncFacts, SyncOptions};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource};
 use crate::output::plan::{PlanReport, PlannedApp, render_json, render_text};
@@ -23,7 +23,7 @@ pub fn build_report(
     let facts: Vec<SyncFacts> = targets.iter().map(SyncFacts::of).collect();
     // Membership as Argo CD tracks: the release's default method, or argocd-cm's in the input.
     let config = ArgoCdConfig::from_resources(&targets, ConfigSource::Input);
-    let membership = Membership::of(args.argocd_version.unwrap_or_default(), &config);
+    let membership = config.membership(args.argocd_version.unwrap_or_default());
     let groups = group_by_app(&targets, &facts, &membership);
     let mut applications = Vec::with_capacity(groups.len());
     for group in groups {

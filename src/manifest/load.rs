@@ -15,7 +15,6 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::error::LoadError;
-use super::pointers::{PointerIndex, ROOT, push_escaped};
 use super::stream::{Region, split_regions};
 use super::yaml::{
     Document, DocumentError, DocumentErrorKind, DocumentParser, MAX_DEPTH, MAX_NODES,
@@ -23,6 +22,7 @@ use super::yaml::{
 };
 use super::{Origin, Position};
 use crate::model::Resource;
+use syncguard_argocd::pointers::{PointerIndex, ROOT, push_escaped};
 
 /// The file label used for standard input (the path `-`).
 pub const STDIN_LABEL: &str = "<stdin>";

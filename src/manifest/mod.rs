@@ -9,7 +9,9 @@
 //!   [`LoadError`] for every problem, in input order.
 //! - `stream`: cuts a stream at `---` lines and finds Helm's `# Source:` comments.
 //! - `yaml`: turns YAML into JSON with positions, within [`MAX_DEPTH`] and [`MAX_NODES`].
-//! - `pointers`: the compact pointer → position index inside every [`Origin`].
+//! - [`Origin`] and its pointer → position index live in the `syncguard-argocd` crate
+//!   (`origin`, `pointers`), beside the [`Resource`](crate::model::Resource) that carries them;
+//!   this module fills them.
 
 // Manifests come from users and the network: no input may crash the process.
 #![cfg_attr(
@@ -24,12 +26,10 @@
 
 mod error;
 mod load;
-mod origin;
-mod pointers;
 mod stream;
 mod yaml;
 
 pub use error::LoadError;
 pub use load::{Loaded, STDIN_LABEL, load_paths, load_reader, load_str};
-pub use origin::{Origin, Position, SourceLocation};
+pub use syncguard_argocd::origin::{Origin, Position, SourceLocation};
 pub use yaml::{MAX_DEPTH, MAX_NODES, parse_yaml_value};

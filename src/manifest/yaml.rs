@@ -21,7 +21,7 @@ use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::Position;
-use super::pointers::{PointerIndex, Token};
+use syncguard_argocd::pointers::{PointerIndex, Token};
 
 /// Deepest nesting of sequences and mappings accepted in one document. Real manifests stay under
 /// 20; the cap keeps later recursive walks over the JSON (and its drop) far from stack overflow.
@@ -549,8 +549,8 @@ fn to_u32(n: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::pointers::ROOT;
     use serde_json::json;
+    use syncguard_argocd::pointers::ROOT;
 
     fn parse(text: &str) -> Vec<Document> {
         parse_documents(text, 0)

@@ -23,8 +23,10 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use super::Resource;
+use super::app::Membership;
 use super::health::{HealthCheckSource, health_check_source};
-use super::version::{ArgoCdVersion, Behaviour};
+pub use super::tracking::TrackingMethod;
+use super::version::ArgoCdVersion;
 use crate::manifest::parse_yaml_value;
 
 /// The name of Argo CD's main ConfigMap.
@@ -43,43 +45,6 @@ pub enum ConfigSource {
     File,
     /// The live objects of the cluster.
     Cluster,
-}
-
-/// `application.resourceTrackingMethod`: where Argo CD records which Application an object
-/// belongs to (argo-cd `util/argo/resource_tracking.go`, `GetAppName`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum TrackingMethod {
-    /// The instance label (`application.instanceLabelKey`); the default before Argo CD 3.0.
-    #[serde(rename = "label")]
-    Label,
-    /// The `argocd.argoproj.io/tracking-id` annotation; the default since Argo CD 3.0.
-    #[serde(rename = "annotation")]
-    Annotation,
-    /// The annotation decides; the label is also written, for other tools.
-    #[serde(rename = "annotation+label")]
-    AnnotationAndLabel,
-}
-
-impl TrackingMethod {
-    /// The value as argocd-cm spells it; `None` for anything Argo CD does not know.
-    pub fn parse(text: &str) -> Option<Self> {
-        match text.trim() {
-            "label" => Some(Self::Label),
-            "annotation" => Some(Self::Annotation),
-            "annotation+label" => Some(Self::AnnotationAndLabel),
-            _ => None,
-        }
-    }
-
-    /// The method of a release whose argocd-cm sets none: annotation from 3.0
-    /// ([`Behaviour::TrackingIdDefault`]), label before.
-    pub fn default_for(version: ArgoCdVersion) -> Self {
-        if version.has(Behaviour::TrackingIdDefault) {
-            Self::Annotation
-        } else {
-            Self::Label
-        }
-    }
 }
 
 /// What one `AppProject` permits (`input.argocd.config.projects.<name>`).
@@ -295,6 +260,16 @@ impl ArgoCdConfig {
         }
     }
 
+    /// How objects are tied to Applications on `version` with this configuration: the tracking
+    /// method and instance label key argocd-cm sets, else the release's defaults.
+    pub fn membership(&self, version: ArgoCdVersion) -> Membership {
+        Membership::of(
+            version,
+            self.tracking_method,
+            self.instance_label_key.as_deref(),
+        )
+    }
+
     /// True when argocd-cm gives `group`/`kind` its own health check.
     pub fn has_custom_health(&self, group: &str, kind: &str) -> bool {
         let subject = format!("{group}/{kind}");
@@ -363,6 +338,20 @@ pub fn health_check_name(config: &ArgoCdConfig, group: &str, kind: &str) -> Opti
 mod tests {
     use super::*;
     use crate::manifest::load_str;
+
+    #[test]
+    fn argocd_cm_sets_the_tracking_method_and_label_key_of_the_membership() {
+        let cm = config(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\n\
+             data: {application.resourceTrackingMethod: label, application.instanceLabelKey: argocd.argoproj.io/instance}\n",
+        );
+        let m = cm.membership(ArgoCdVersion::new(3, 4));
+        assert_eq!(m.method, TrackingMethod::Label);
+        assert_eq!(m.label_key, "argocd.argoproj.io/instance");
+        // Without argocd-cm: the release's default.
+        let none = ArgoCdConfig::default().membership(ArgoCdVersion::new(3, 0));
+        assert_eq!(none.method, TrackingMethod::Annotation);
+    }
 
     fn config(yaml: &str) -> ArgoCdConfig {
         let loaded = load_str("argocd.yaml", yaml);

@@ -1,7 +1,9 @@
 # Scenarios against the real Argo CD controller (sourced by tests/e2e/run.sh; see
 # tests/e2e/README.md, "The real Argo CD"). They run on the second control plane that run.sh
-# starts for them: kube-apiserver + kube-controller-manager + kube-scheduler + kwok + Argo CD
-# v3.2.11 (tests/e2e/argocd-stack.sh). Each scenario commits its manifests to the local git
+# starts for them: kube-apiserver + kube-controller-manager + kube-scheduler + kwok + the Argo CD
+# release scripts/install-argocd.sh installed (v3.6.1 by default, v3.2.11 with ARGOCD_VERSION;
+# tests/e2e/argocd-stack.sh). Every scenario passes on both; where the releases differ, the
+# scenario asks argocd_at_least. Each scenario commits its manifests to the local git
 # repository under its own path, syncs them into its own namespace, and asserts on the
 # Application's status and on the API objects. syncguard's webhooks are registered per scenario,
 # for that scenario's namespaces only, so a scenario "without syncguard" really is without it.
@@ -54,7 +56,8 @@ app_hold() {
 # app_create NAME PATH DEST_NS auto|manual [SYNC_OPTION...]: an Application in namespace argocd
 # syncing PATH of the e2e git repository into DEST_NS. APP_RETRY (YAML flow mapping), when set,
 # becomes spec.syncPolicy.retry. Without it an automated sync is retried 5 times by Argo CD
-# (v3.2.11 gives every automated operation `retry: {limit: 5}`, backoff 5 s x2 capped at 3 min).
+# (v3.2.11 and v3.6.1 give every automated operation `retry: {limit: 5}`, backoff 5 s x2 capped at
+# 3 min).
 app_create() {
     local name="$1" path="$2" dest="$3" mode="$4"
     shift 4
@@ -133,7 +136,7 @@ sg_restart_with() {
     sg_start "$@"
 }
 
-# The seed incident's hook never finishes: what Argo CD v3.2.11 does with it, no syncguard.
+# The seed incident's hook never finishes: what Argo CD does with it, no syncguard.
 scenario_argocd_seed_stuck() {
     local ns=seed-plain
     publish_seed "$ns" crashloop 20s
@@ -221,7 +224,7 @@ scenario_argocd_seed_mutate() {
     assert_eq "hook Job backoffLimit (SG102's patch)" 2 "$(k get job db-migrate -n "$ns" -o jsonpath='{.spec.backoffLimit}')"
     wait_for "the job controller to fail the hook Job at its deadline" 60 job_failed_with "$ns" db-migrate DeadlineExceeded
     log "ok: the job controller failed the Job at activeDeadlineSeconds (DeadlineExceeded)"
-    # The retry (v3.2.11, seen on every run): attempt 1 deletes the failed hook Job
+    # The retry (v3.2.11 and v3.6.1, seen on every run): attempt 1 deletes the failed hook Job
     # (BeforeHookCreation) and ends Failed again on the previous result without running the hook;
     # a second retry would create it anew.
     app_wait "$ns" 150 "operation Failed after its retry, the hook Failed at its deadline" \
@@ -537,6 +540,18 @@ claim_sync() {
 replicas_are() { [[ "$(k get deployment "$2" -n "$1" -o jsonpath='{.spec.replicas}')" == "$3" ]]; }
 app_gone() { ! k get applications.argoproj.io "$1" -n "$ARGO_NS" >/dev/null 2>&1; }
 
+# jobs_at_least NS N: namespace NS holds N Jobs or more.
+jobs_at_least() { (($(k get jobs -n "$1" -o name 2>/dev/null | wc -l) >= $2)); }
+
+# argocd_at_least MAJOR MINOR: the stack runs Argo CD MAJOR.MINOR or later (ARGOCD_VERSION).
+argocd_at_least() {
+    local v="${ARGOCD_VERSION#v}" major minor
+    major="${v%%.*}"
+    minor="${v#*.}"
+    minor="${minor%%.*}"
+    ((major > $1 || (major == $1 && minor >= $2)))
+}
+
 scenario_argocd_rule_claims() {
     local fx="$ROOT/tests/fixtures/claims" ns
 
@@ -563,7 +578,8 @@ scenario_argocd_rule_claims() {
     app_wait "$ns" 60 "the Sync step applied, Ingress included" \
         '[.status.operationState.syncResult.resources[]? | select(.kind == "Ingress")] | length == 1'
     # (v3.2.11's "waiting for …" message names the first running task, which may be the
-    # Namespace created before the dry run: the outcome is what the claim is about.)
+    # Namespace created before the dry run; v3.6.1 names the Ingress. The outcome is what the
+    # claim is about.)
     app_hold "$ns" 30 "operation Running, PostSync not started" \
         '.status.operationState.phase == "Running" and ([.status.operationState.syncResult.resources[] | select(.syncPhase == "PostSync")] | length == 0)'
     expect_absent job notify "$ns"
@@ -631,10 +647,16 @@ scenario_argocd_rule_claims() {
     expect_absent externalsecrets.external-secrets.io db-credentials "$ns"
     app_stop "$ns"
 
-    # SG111 on Argo CD 3.2: PreDelete is not a hook type there, so deleting the Application
-    # runs no hook at all; syncguard says so with SG105 instead (docs/rules/SG111.md).
+    # SG111: "a generateName PreDelete hook is created anew on every reconcile while the
+    # Application is deleted". From 3.3 the claim itself; on 3.2 PreDelete is not a hook type, so
+    # deleting the Application runs no hook at all and syncguard says so with SG105 instead
+    # (docs/rules/SG111.md).
     ns=claim-sg111
-    claim_fires "$fx/sg111-predelete.yaml" SG105 --argocd-version 3.2.11
+    if argocd_at_least 3 3; then
+        claim_fires "$fx/sg111-predelete.yaml" SG111 --argocd-version "$ARGOCD_VERSION"
+    else
+        claim_fires "$fx/sg111-predelete.yaml" SG105 --argocd-version "$ARGOCD_VERSION"
+    fi
     claim_publish sg111 "$fx/sg111-predelete.yaml"
     app_create "$ns" claim-sg111 "$ns" manual
     k patch applications.argoproj.io "$ns" -n "$ARGO_NS" --type merge \
@@ -642,10 +664,22 @@ scenario_argocd_rule_claims() {
     claim_sync "$ns"
     app_wait "$ns" 120 "synced" '.status.operationState.phase == "Succeeded"'
     k delete applications.argoproj.io "$ns" -n "$ARGO_NS" --wait=false >/dev/null
-    wait_for "Application $ns deleted with its resources" 90 app_gone "$ns"
-    expect_absent configmap settings "$ns"
-    assert_eq "SG111: Jobs created while the Application was deleted" 0 \
-        "$(k get jobs -n "$ns" -o json | jq '.items | length')"
+    if argocd_at_least 3 3; then
+        # Every reconcile looks for the hook by its (generated) name, finds none and creates
+        # another Job; the Application stays Deleting.
+        wait_for "10 PreDelete Jobs of Application $ns" 90 jobs_at_least "$ns" 10
+        ! app_gone "$ns" || fail "SG111: Application $ns was deleted"
+        log "ok: SG111: $(k get jobs -n "$ns" -o name | grep -c purge-) purge- Jobs, Application still Deleting"
+        # Let it go: the hooks' Jobs would pile up until the namespace is gone.
+        k patch applications.argoproj.io "$ns" -n "$ARGO_NS" --type json \
+            -p '[{"op": "remove", "path": "/metadata/finalizers"}]' >/dev/null
+        wait_for "Application $ns deleted once its finalizer is removed" 60 app_gone "$ns"
+    else
+        wait_for "Application $ns deleted with its resources" 90 app_gone "$ns"
+        expect_absent configmap settings "$ns"
+        assert_eq "SG111: Jobs created while the Application was deleted" 0 \
+            "$(k get jobs -n "$ns" -o json | jq '.items | length')"
+    fi
 
     # SG114: "is reported Succeeded as soon as it is Running and Ready, so its outcome is never
     # checked". kwok keeps the smoke Pod Running and Ready, as a kubelet does while tests run.

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use super::pointers::PointerIndex;
+use crate::pointers::PointerIndex;
 
 /// A 1-based line and column inside a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -76,7 +76,7 @@ impl Origin {
     }
 
     /// Builds an origin from the index the loader built while parsing.
-    pub(crate) fn with_pointers(
+    pub fn with_pointers(
         file: Arc<str>,
         document: usize,
         start: Position,

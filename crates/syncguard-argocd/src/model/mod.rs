@@ -8,9 +8,9 @@
 pub mod app;
 pub mod apply;
 pub mod argo;
-pub mod argocd_config;
 pub mod health;
 pub mod refs;
+pub mod tracking;
 pub mod version;
 
 use std::sync::Arc;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
-use crate::manifest::{Origin, SourceLocation};
+use crate::origin::{Origin, SourceLocation};
 
 /// Why a JSON document cannot be a [`Resource`].
 #[derive(Debug, Error, Clone, PartialEq, Eq)]

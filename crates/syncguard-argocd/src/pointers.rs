@@ -9,17 +9,17 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use super::Position;
+use crate::origin::Position;
 
 /// The parent of the root node.
 const NO_PARENT: u32 = u32::MAX;
 
 /// The id of the root node (pointer `""`).
-pub(crate) const ROOT: u32 = 0;
+pub const ROOT: u32 = 0;
 
 /// One token of a pointer, as the YAML builder sees it.
 #[derive(Debug, Clone, Copy)]
-pub(crate) enum Token<'a> {
+pub enum Token<'a> {
     /// A mapping key, unescaped (`argocd.argoproj.io/sync-wave`).
     Key(&'a str),
     /// A sequence index.
@@ -28,7 +28,7 @@ pub(crate) enum Token<'a> {
 
 /// Positions of the JSON pointers of one object.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PointerIndex {
+pub struct PointerIndex {
     /// The escaped tokens of all nodes, back to back.
     tokens: String,
     /// Node `i`'s parent always has a smaller id, so the root is node 0.
@@ -50,7 +50,7 @@ struct Node {
 
 impl PointerIndex {
     /// Adds the root node; it must be the first node.
-    pub(crate) fn push_root(&mut self, position: Position) -> Option<u32> {
+    pub fn push_root(&mut self, position: Position) -> Option<u32> {
         if !self.nodes.is_empty() {
             return None;
         }
@@ -61,12 +61,7 @@ impl PointerIndex {
     /// a subtree before the parent's next child), as the YAML builder produces them.
     /// Returns `None` when the index is full (over 4 GiB of tokens or 4 billion nodes), in
     /// which case the node and its children simply have no position of their own.
-    pub(crate) fn push(
-        &mut self,
-        parent: u32,
-        token: Token<'_>,
-        position: Position,
-    ) -> Option<u32> {
+    pub fn push(&mut self, parent: u32, token: Token<'_>, position: Position) -> Option<u32> {
         let start = self.tokens.len();
         match token {
             Token::Key(key) => push_escaped(&mut self.tokens, key),
@@ -112,7 +107,7 @@ impl PointerIndex {
     }
 
     /// Empties the index, keeping its buffers for the next object.
-    pub(crate) fn clear(&mut self) {
+    pub fn clear(&mut self) {
         self.tokens.clear();
         self.nodes.clear();
         self.slots.clear();
@@ -121,7 +116,7 @@ impl PointerIndex {
     /// Moves the nodes out into an index of exactly the needed size, finished, and leaves
     /// `self` empty with its buffers kept: the builder reuses one growing scratch index and
     /// each object keeps only what it needs.
-    pub(crate) fn take_finished(&mut self) -> Self {
+    pub fn take_finished(&mut self) -> Self {
         let mut index = Self {
             tokens: self.tokens.as_str().into(),
             nodes: self.nodes.as_slice().into(),
@@ -134,7 +129,7 @@ impl PointerIndex {
 
     /// Builds an index from arbitrary pointers in any order (the last of repeated pointers
     /// wins); pointers that do not start with `/` (other than `""`) are ignored.
-    pub(crate) fn from_pointers(pointers: Vec<(Box<str>, Position)>) -> Self {
+    pub fn from_pointers(pointers: Vec<(Box<str>, Position)>) -> Self {
         let mut index = Self::default();
         let mut children: HashMap<(u32, Box<str>), u32> = HashMap::new();
         let _ = index.push_node(NO_PARENT, "", None);
@@ -176,7 +171,7 @@ impl PointerIndex {
 
     /// Builds the hash table; call once all nodes are in. Of two nodes with the same parent
     /// and token (a repeated YAML key), the later one is found.
-    pub(crate) fn finish(&mut self) {
+    pub fn finish(&mut self) {
         let capacity = (self.nodes.len().saturating_mul(2))
             .next_power_of_two()
             .max(8);
@@ -210,7 +205,7 @@ impl PointerIndex {
     }
 
     /// The child of `parent` with an (escaped) pointer token.
-    pub(crate) fn child(&self, parent: u32, token: &str) -> Option<u32> {
+    pub fn child(&self, parent: u32, token: &str) -> Option<u32> {
         if self.slots.is_empty() {
             return None;
         }
@@ -229,7 +224,7 @@ impl PointerIndex {
     /// The position of the first child of `parent` with the (unescaped) mapping key `key`, by a
     /// scan over the nodes: usable while the index is still being built, and only called for the
     /// rare repeated key.
-    pub(crate) fn first_child(&self, parent: u32, key: &str) -> Option<Position> {
+    pub fn first_child(&self, parent: u32, key: &str) -> Option<Position> {
         let mut escaped = String::with_capacity(key.len());
         push_escaped(&mut escaped, key);
         self.nodes
@@ -239,12 +234,12 @@ impl PointerIndex {
     }
 
     /// The position recorded for a node.
-    pub(crate) fn position_of(&self, node: u32) -> Option<Position> {
+    pub fn position_of(&self, node: u32) -> Option<Position> {
         self.nodes.get(node as usize).and_then(|n| n.position)
     }
 
     /// The exact position of a pointer.
-    pub(crate) fn get(&self, pointer: &str) -> Option<Position> {
+    pub fn get(&self, pointer: &str) -> Option<Position> {
         let mut node = ROOT;
         if !pointer.is_empty() {
             for token in pointer.strip_prefix('/')?.split('/') {
@@ -255,7 +250,7 @@ impl PointerIndex {
     }
 
     /// The position of a pointer or of its closest ancestor that has one.
-    pub(crate) fn closest(&self, pointer: &str) -> Option<Position> {
+    pub fn closest(&self, pointer: &str) -> Option<Position> {
         let mut found = self.position_of(ROOT);
         let Some(rest) = pointer.strip_prefix('/') else {
             return found;
@@ -273,7 +268,7 @@ impl PointerIndex {
 
     /// A copy of the subtree under `node`, re-rooted there: item 2 of a `List` becomes an
     /// object whose `/metadata/name` is the list's `/items/2/metadata/name`.
-    pub(crate) fn subtree(&self, node: u32) -> Self {
+    pub fn subtree(&self, node: u32) -> Self {
         let mut index = Self::default();
         let first = node as usize;
         let Some(root) = self.nodes.get(first) else {
@@ -306,7 +301,7 @@ fn token_of<'a>(tokens: &'a str, node: &Node) -> &'a str {
 }
 
 /// Appends a pointer token with RFC 6901 escaping (`~` → `~0`, `/` → `~1`).
-pub(crate) fn push_escaped(out: &mut String, token: &str) {
+pub fn push_escaped(out: &mut String, token: &str) {
     if !token.contains(['~', '/']) {
         out.push_str(token);
         return;

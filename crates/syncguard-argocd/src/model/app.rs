@@ -24,7 +24,7 @@ use serde_json::Value;
 
 use super::Resource;
 use super::argo::{INSTANCE_LABEL, SyncFacts, SyncOptions};
-use super::argocd_config::{ArgoCdConfig, TrackingMethod};
+use super::tracking::TrackingMethod;
 use super::version::ArgoCdVersion;
 
 /// How objects are tied to their Application: the tracking method and instance label key in
@@ -44,21 +44,21 @@ pub struct Membership {
 impl Default for Membership {
     /// The default of the newest release syncguard models.
     fn default() -> Self {
-        Self::of(ArgoCdVersion::default(), &ArgoCdConfig::default())
+        Self::of(ArgoCdVersion::default(), None, None)
     }
 }
 
 impl Membership {
-    /// The method argocd-cm sets, else the release's default.
-    pub fn of(version: ArgoCdVersion, config: &ArgoCdConfig) -> Self {
+    /// The tracking method and instance label key argocd-cm sets (`method`, `label_key`), else
+    /// the release's defaults.
+    pub fn of(
+        version: ArgoCdVersion,
+        method: Option<TrackingMethod>,
+        label_key: Option<&str>,
+    ) -> Self {
         Self {
-            method: config
-                .tracking_method
-                .unwrap_or_else(|| TrackingMethod::default_for(version)),
-            label_key: config
-                .instance_label_key
-                .clone()
-                .unwrap_or_else(|| INSTANCE_LABEL.to_string()),
+            method: method.unwrap_or_else(|| TrackingMethod::default_for(version)),
+            label_key: label_key.unwrap_or(INSTANCE_LABEL).to_string(),
             one_application_owns_the_rest: true,
         }
     }
@@ -264,7 +264,7 @@ mod tests {
     }
 
     fn label_tracking() -> Membership {
-        Membership::of(ArgoCdVersion::new(2, 14), &ArgoCdConfig::default())
+        Membership::of(ArgoCdVersion::new(2, 14), None, None)
     }
 
     fn configmap(name: &str, labels: Value, annotations: Value) -> Resource {
@@ -298,20 +298,16 @@ mod tests {
 
     #[test]
     fn the_tracking_method_follows_the_release_unless_argocd_cm_sets_it() {
-        let none = ArgoCdConfig::default();
         assert_eq!(
-            Membership::of(ArgoCdVersion::new(3, 0), &none).method,
+            Membership::of(ArgoCdVersion::new(3, 0), None, None).method,
             TrackingMethod::Annotation
         );
         assert_eq!(label_tracking().method, TrackingMethod::Label);
-        let cm = crate::model::argocd_config::ArgoCdConfig::from_resources(
-            &[res(json!({"apiVersion": "v1", "kind": "ConfigMap",
-                "metadata": {"name": "argocd-cm"},
-                "data": {"application.resourceTrackingMethod": "label",
-                         "application.instanceLabelKey": "argocd.argoproj.io/instance"}}))],
-            crate::model::argocd_config::ConfigSource::Input,
+        let m = Membership::of(
+            ArgoCdVersion::new(3, 4),
+            Some(TrackingMethod::Label),
+            Some("argocd.argoproj.io/instance"),
         );
-        let m = Membership::of(ArgoCdVersion::new(3, 4), &cm);
         assert_eq!(m.method, TrackingMethod::Label);
         assert_eq!(m.label_key, "argocd.argoproj.io/instance");
     }
