@@ -811,7 +811,10 @@ pub struct PlanArgs {
     pub prune_last: bool,
 
     /// Live objects currently in the cluster (e.g. `kubectl get -o yaml` output). Objects that
-    /// are live but not in the manifests become prune tasks, ordered as Argo CD prunes them.
+    /// are live but not in the manifests become prune tasks, ordered as Argo CD prunes them; and
+    /// the plan then says where the sync would stop if the live objects kept their state (Argo
+    /// CD's health of each, run through the tick model of a sync): a hook Job that stays
+    /// Progressing, a terminating object held by a finalizer, a Degraded hook that fails it.
     #[arg(long, value_name = "PATH")]
     pub live: Vec<PathBuf>,
 

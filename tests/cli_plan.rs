@@ -490,3 +490,72 @@ fn the_versions_page_prints_the_release_table_row_by_row() {
         expected.join("\n")
     );
 }
+
+/// `plan --live`: the tick model over the live objects' health says where the sync would stop.
+#[test]
+fn plan_with_live_objects_says_where_the_sync_would_stop() {
+    let dir = std::env::temp_dir().join(format!("sg-plan-forecast-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let live_job = |status: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: db-migrate\n  namespace: orders\n  \
+             annotations: {{argocd.argoproj.io/hook: PreSync}}\nspec:\n  template: {{spec: {{restartPolicy: OnFailure, \
+             containers: [{{name: m, image: x}}]}}}}\nstatus: {status}\n"
+        )
+    };
+    write(&dir, "stuck.yaml", &live_job("{active: 1}"));
+    write(
+        &dir,
+        "done.yaml",
+        &live_job("{succeeded: 1, conditions: [{type: Complete, status: \"True\"}]}"),
+    );
+    let forecast_of = |live: &str| -> Value {
+        let live = dir.join(live);
+        let o = syncguard(
+            &[
+                "plan",
+                "--format",
+                "json",
+                "--live",
+                live.to_str().unwrap(),
+                "examples/seed-incident",
+            ],
+            None,
+        );
+        assert!(o.status.success(), "{o:?}");
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["applications"][0]["forecast"].clone()
+    };
+    let stuck = forecast_of("stuck.yaml");
+    assert_eq!(stuck["phase"], "Running", "{stuck}");
+    assert_eq!(
+        stuck["message"],
+        "waiting for completion of hook batch/Job/db-migrate"
+    );
+    assert_eq!(stuck["step"]["phase"], "PreSync");
+    assert_eq!(stuck["waiting_on"][0]["key"], "batch/Job/orders/db-migrate");
+    assert_eq!(stuck["waiting_on"][0]["health"], "Progressing");
+    let done = forecast_of("done.yaml");
+    assert_eq!(done["phase"], "Succeeded", "{done}");
+    // Without --live there is nothing to forecast from.
+    let o = syncguard(
+        &["plan", "--format", "json", "examples/seed-incident"],
+        None,
+    );
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert!(v["applications"][0].get("forecast").is_none(), "{v}");
+    let text = stdout(&syncguard(
+        &[
+            "plan",
+            "--live",
+            dir.join("stuck.yaml").to_str().unwrap(),
+            "examples/seed-incident",
+        ],
+        None,
+    ));
+    assert!(
+        text.contains("the sync would stop in PreSync wave 5: \"waiting for completion of hook batch/Job/db-migrate\""),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -9,7 +9,7 @@ use crate::model::app::{group_by_app, inferred_destination};
 use crate::model::argo::{SyncFacts, SyncOptions};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource};
 use crate::output::plan::{PlanReport, PlannedApp, render_json, render_text};
-use crate::plan::{AppSettings, ClusterApis, PlanInput, plan};
+use crate::plan::{AppSettings, ClusterApis, PlanInput, forecast, plan};
 
 use super::Outcome;
 
@@ -67,12 +67,13 @@ pub fn build_report(
             ClusterApis::assume_all()
         };
         let planned = plan(&input);
-        applications.push(PlannedApp::new(
-            group.name,
-            destination_namespace,
-            planned,
-            &members,
-        ));
+        // With live objects: run the sync to where it would stop if they kept their state.
+        let forecast = (!live.is_empty() && planned.is_valid())
+            .then(|| forecast::forecast(&input, &forecast::observed(&input)));
+        applications.push(
+            PlannedApp::new(group.name, destination_namespace, planned, &members)
+                .with_forecast(forecast),
+        );
     }
     PlanReport {
         argocd: args.argocd_version.unwrap_or_default().into(),

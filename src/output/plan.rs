@@ -15,6 +15,8 @@ use crate::model::argo::SyncPhase;
 use crate::model::health::{HealthCheckSource, health_check_source};
 use crate::model::refs::is_cluster_scoped;
 use crate::model::version::{ArgoCdVersion, Behaviours};
+use crate::plan::forecast::Forecast;
+use crate::plan::tick::OperationPhase;
 use crate::plan::{Gate, IgnoreReason, Plan, Step, Task, TaskSource};
 
 /// One planned Application (or the whole input when it names none).
@@ -31,6 +33,10 @@ pub struct PlannedApp {
     pub locations: Vec<Option<SourceLocation>>,
     /// Plain-words explanations (see [`explain`]).
     pub notes: Vec<String>,
+    /// With `--live`: how the sync would end if the live objects kept their state (the tick
+    /// model over their health as Argo CD assesses it); `None` without live objects.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<Forecast>,
 }
 
 /// Everything `syncguard plan` prints.
@@ -88,7 +94,14 @@ impl PlannedApp {
             plan,
             locations,
             notes,
+            forecast: None,
         }
+    }
+
+    /// With the forecast of `plan --live`.
+    pub fn with_forecast(mut self, forecast: Option<Forecast>) -> Self {
+        self.forecast = forecast;
+        self
     }
 }
 
@@ -321,11 +334,65 @@ fn render_app(out: &mut String, app: &PlannedApp, st: Style) {
             );
         }
     }
+    if let Some(f) = &app.forecast {
+        render_forecast(out, f, st);
+    }
     if !app.notes.is_empty() {
         let _ = writeln!(out, "\n{}", st.bold("In plain words"));
         for note in &app.notes {
             let _ = writeln!(out, "  • {note}");
         }
+    }
+}
+
+/// "With the live objects as they are": where the sync stops, or how it ends.
+fn render_forecast(out: &mut String, f: &Forecast, st: Style) {
+    let _ = writeln!(
+        out,
+        "\n{}",
+        st.bold("With the live objects as they are (--live)")
+    );
+    let step = f
+        .step
+        .map(|s| format!(" in {} wave {}", s.phase.as_str(), s.wave))
+        .unwrap_or_default();
+    if f.is_stuck() {
+        let _ = writeln!(
+            out,
+            "  {} the sync would stop{step}: \"{}\"",
+            st.red("✗"),
+            f.message
+        );
+        for w in &f.waiting_on {
+            let health = match (&w.health, &w.message) {
+                (Some(h), Some(m)) => format!("{h}: {m}"),
+                (Some(h), None) => h.clone(),
+                (None, _) => "created by this sync, not live yet".to_string(),
+            };
+            let _ = writeln!(
+                out,
+                "    waits for {}/{} {} ({health})",
+                w.key.kind,
+                w.key.name,
+                st.dim(&format!("[{}]", w.key)),
+            );
+        }
+        let _ = writeln!(
+            out,
+            "  {}",
+            st.dim("Nothing ends this wait unless those objects change: Argo CD has no timeout of its own.")
+        );
+    } else {
+        let mark = if f.phase == OperationPhase::Succeeded {
+            st.green("✓")
+        } else {
+            st.red("✗")
+        };
+        let _ = writeln!(
+            out,
+            "  {mark} the sync would end {:?}{step}: \"{}\"",
+            f.phase, f.message
+        );
     }
 }
 

@@ -416,13 +416,19 @@ impl Check {
 /// Go's zero time; anything else reads as "not being deleted". The finalizer list is read like
 /// `GetFinalizers`: a list with a non-string entry reads as no finalizers.
 fn is_pending_deletion(obj: &Value) -> bool {
-    let deleting = get(obj, &["metadata", "deletionTimestamp"])
-        .and_then(Value::as_str)
-        .is_some_and(is_set_rfc3339_time);
-    deleting && !has_hook_finalizer(obj)
+    is_deleting(obj) && !has_hook_finalizer(obj)
 }
 
-fn has_hook_finalizer(obj: &Value) -> bool {
+/// The object has a set `metadata.deletionTimestamp` (it is being deleted).
+pub fn is_deleting(obj: &Value) -> bool {
+    get(obj, &["metadata", "deletionTimestamp"])
+        .and_then(Value::as_str)
+        .is_some_and(is_set_rfc3339_time)
+}
+
+/// The object carries [`HOOK_FINALIZER`] (a finalizer list with a non-string entry reads as none,
+/// as in Go).
+pub fn has_hook_finalizer(obj: &Value) -> bool {
     let Some(finalizers) = get(obj, &["metadata", "finalizers"]).and_then(Value::as_array) else {
         return false;
     };

@@ -21,6 +21,7 @@
 //! Discovery (is a custom kind served?) is answered by [`ClusterApis`].
 
 mod apis;
+pub mod forecast;
 pub mod order;
 pub mod tick;
 
