@@ -539,11 +539,6 @@ impl SyncFacts {
             tracking,
         }
     }
-
-    /// True if a delete policy is in effect *for Argo CD*: only hooks have delete policies.
-    pub fn has_hook_delete_policy(&self, p: DeletePolicy) -> bool {
-        self.is_hook && self.delete_policies.contains(&p)
-    }
 }
 
 /// Union of Argo and Helm delete policies (Argo first), default `[BeforeHookCreation]`, plus the
@@ -813,7 +808,8 @@ mod tests {
         let f = facts(&[(HOOK_DELETE_POLICY, "BeforeHookCreation")]);
         assert!(!f.is_hook);
         assert!(f.delete_policy_set);
-        assert!(!f.has_hook_delete_policy(DeletePolicy::BeforeHookCreation));
+        // Parsed, but only hooks have delete policies in Argo CD: the plan never deletes it.
+        assert_eq!(f.delete_policies, vec![DeletePolicy::BeforeHookCreation]);
     }
 
     #[test]

@@ -154,14 +154,6 @@ impl Resource {
         }
     }
 
-    /// `Kind/name` or `Kind/namespace/name`, the short form used in reports.
-    pub fn display_ref(&self) -> String {
-        match &self.namespace {
-            Some(ns) => format!("{}/{}/{}", self.kind, ns, self.display_name()),
-            None => format!("{}/{}", self.kind, self.display_name()),
-        }
-    }
-
     /// Where a JSON pointer inside this object was written, falling back to the closest
     /// ancestor that has a position (e.g. a missing field points at its parent mapping).
     pub fn locate(&self, pointer: &str) -> Option<SourceLocation> {

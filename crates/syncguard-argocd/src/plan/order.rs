@@ -199,8 +199,10 @@ impl Pass {
     }
 }
 
-/// Namespace, then CRD bubbling (spec §4.4, `syncTasks.Sort → adjustDeps`), on a sorted list.
-pub fn bubble_dependencies(mut tasks: Vec<Task>) -> Vec<Task> {
+/// Namespace, then CRD bubbling (spec §4.4, `syncTasks.Sort → adjustDeps`), on a sorted list:
+/// the second half of [`order_tasks`], for tests that start from a hand-sorted list.
+#[cfg(test)]
+fn bubble_dependencies(mut tasks: Vec<Task>) -> Vec<Task> {
     let perm: Vec<usize> = (0..tasks.len()).collect();
     let perm = bubble(&mut tasks, perm, Pass::Namespace);
     let perm = bubble(&mut tasks, perm, Pass::Crd);
