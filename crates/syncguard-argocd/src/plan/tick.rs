@@ -35,6 +35,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::argo::{DeletePolicy, HOOK_FINALIZER, SyncPhase};
+use crate::model::health::PENDING_DELETION;
 
 use super::{ObjectKey, Overrides, PlanInput, Task, build};
 
@@ -1433,10 +1434,19 @@ fn hook_phase(w: &Work) -> (TaskPhase, String) {
 }
 
 /// The verdict Argo CD's `GetResourceHealth` would give: an object being deleted without the
-/// hook finalizer is `Progressing "Pending deletion"` whatever its own check says.
+/// hook finalizer is `Progressing "Pending deletion"` whatever its own check says. A caller that
+/// assessed the object with `model::health` for the release already has that verdict, with 3.6's
+/// message naming the finalizers ("Pending deletion; blocked by finalizers: …"); it is kept.
 fn effective_health(live: &Live) -> (HealthVerdict, String) {
     if live.deletion_timestamp && !live.hook_finalizer {
-        (HealthVerdict::Progressing, "Pending deletion".to_string())
+        let message = if live.health == HealthVerdict::Progressing
+            && live.health_message.starts_with(PENDING_DELETION)
+        {
+            live.health_message.clone()
+        } else {
+            PENDING_DELETION.to_string()
+        };
+        (HealthVerdict::Progressing, message)
     } else {
         (live.health, live.health_message.clone())
     }
@@ -1504,5 +1514,40 @@ fn snapshot(
             .unwrap_or(base.hook_finalizer),
         health: o.and_then(|o| o.health).unwrap_or(world.default_health),
         health_message: o.and_then(|o| o.health_message.clone()).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn live(health: HealthVerdict, message: &str, hook_finalizer: bool) -> Live {
+        Live {
+            exists: true,
+            deletion_timestamp: true,
+            hook_finalizer,
+            health,
+            health_message: message.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_terminating_object_keeps_the_release_s_pending_deletion_message() {
+        // Assessed by model::health for 3.6: the finalizers are named, and kept.
+        let named = "Pending deletion; blocked by finalizers: example.com/keep";
+        assert_eq!(
+            effective_health(&live(HealthVerdict::Progressing, named, false)),
+            (HealthVerdict::Progressing, named.to_string())
+        );
+        // A caller-supplied verdict of another kind is overridden, as Argo CD does.
+        assert_eq!(
+            effective_health(&live(HealthVerdict::Healthy, "done", false)),
+            (HealthVerdict::Progressing, PENDING_DELETION.to_string())
+        );
+        // The hook finalizer keeps the object's own verdict.
+        assert_eq!(
+            effective_health(&live(HealthVerdict::Healthy, "done", true)),
+            (HealthVerdict::Healthy, "done".to_string())
+        );
     }
 }
