@@ -210,6 +210,29 @@ test_ignored_metrics_are_fine if {
 	count(rule.violations) == 0 with input as with_app(hpa([cpu, memory]), jq, [])
 }
 
+# Argo CD 3.6: the object's own argocd.argoproj.io/ignore-differences annotation
+# (input.own_ignore_differences, its jsonPointers) covers like an Application entry; earlier
+# releases do not read it.
+own_ignore(pointers, reads) := {
+	"own_ignore_differences": pointers,
+	"argocd": {"version": "3.6", "release": 306, "behaviours": {"per_resource_ignore_differences": reads}},
+}
+
+test_the_objects_own_ignore_differences_annotation_from_argo_cd_3_6 if {
+	r := object.union(review(hpa([cpu, memory])), own_ignore(["/spec/metrics"], true))
+	count(rule.violations) == 0 with input as r
+	# A pointer above the field covers it; a sibling does not.
+	count(rule.violations) == 0 with input as object.union(review(hpa([cpu, memory])), own_ignore(["/spec/"], true))
+	count(rule.violations) == 1 with input as object.union(review(hpa([cpu, memory])), own_ignore(["/spec/minReplicas"], true))
+	# Before 3.6 the annotation is not read: still reported.
+	count(rule.violations) == 1 with input as object.union(review(hpa([cpu, memory])), own_ignore(["/spec/metrics"], false))
+	# The injected caBundle: ignored but not respected, as with an Application entry.
+	cab := object.union(review(injector_webhook), own_ignore([bundle_path], true))
+	[x.severity | some x in rule.violations] == ["low"] with input as cab
+	respected := object.union(cab, {"app": app([], ["RespectIgnoreDifferences=true"])})
+	count(rule.violations) == 0 with input as respected
+}
+
 # ---- 3. CRD fields the API server drops ----
 
 # linkerd's policy CRDs shipped shortNames: [] (ricsanfre/pi-cluster#93).

@@ -461,6 +461,9 @@ impl<'a> AppView<'a> {
             "has_template".into(),
             Value::Bool(has_template(&me.resource.raw)),
         );
+        if let Some(pointers) = own_ignore_differences(me.resource) {
+            doc.insert("own_ignore_differences".into(), pointers);
+        }
         doc.insert(
             "health_check".into(),
             json!(health_check_name(
@@ -743,6 +746,26 @@ fn collisions(objects: &[Resource], destination: &str) -> HashMap<usize, Vec<usi
     out
 }
 
+/// The annotation with which a resource asks Argo CD (3.6 and later) to leave fields out of its
+/// own diff: YAML with a `jsonPointers` list.
+pub const IGNORE_DIFFERENCES_ANNOTATION: &str = "argocd.argoproj.io/ignore-differences";
+
+/// `input.own_ignore_differences`: the JSON pointers of the object's
+/// [`IGNORE_DIFFERENCES_ANNOTATION`], when it has one (an empty list when its value is not YAML
+/// with a `jsonPointers` list of strings, which Argo CD ignores as well). Whether the release
+/// reads it is the rules' question (`per_resource_ignore_differences`).
+pub fn own_ignore_differences(r: &Resource) -> Option<Value> {
+    let text = r.annotation(IGNORE_DIFFERENCES_ANNOTATION)?;
+    let pointers: Vec<Value> = crate::manifest::parse_yaml_value(text)
+        .ok()
+        .and_then(|v| v.get("jsonPointers").and_then(Value::as_array).cloned())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(Value::is_string)
+        .collect();
+    Some(Value::Array(pointers))
+}
+
 /// True when some string of the object holds a template action (`{{` before `}}`): a manifest
 /// that was not rendered, or only partly (`input.has_template`). One walk without allocation,
 /// so that rules looking for unrendered templates can skip every other object at once.
@@ -837,6 +860,51 @@ fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod own_ignore_differences_tests {
+    use super::*;
+
+    fn with(annotation: Option<&str>) -> Resource {
+        let mut raw = json!({"apiVersion": "apps/v1", "kind": "Deployment",
+                             "metadata": {"name": "web", "namespace": "shop"}});
+        if let Some(a) = annotation {
+            raw["metadata"]["annotations"] = json!({ IGNORE_DIFFERENCES_ANNOTATION: a });
+        }
+        Resource::from_value(raw, None).expect("a resource")
+    }
+
+    #[test]
+    fn the_annotation_gives_its_json_pointers_in_block_flow_or_json_form() {
+        assert_eq!(own_ignore_differences(&with(None)), None);
+        for text in [
+            "jsonPointers:\n- /spec/replicas\n- /spec/template/metadata/annotations\n",
+            "{jsonPointers: [/spec/replicas, /spec/template/metadata/annotations]}",
+            r#"{"jsonPointers": ["/spec/replicas", "/spec/template/metadata/annotations"]}"#,
+        ] {
+            assert_eq!(
+                own_ignore_differences(&with(Some(text))),
+                Some(json!([
+                    "/spec/replicas",
+                    "/spec/template/metadata/annotations"
+                ])),
+                "{text}"
+            );
+        }
+        // Not YAML, no jsonPointers, or entries that are not strings: nothing ignored.
+        for text in [
+            "jsonPointers: [",
+            "jqPathExpressions: [.spec]",
+            "jsonPointers: [3]",
+        ] {
+            assert_eq!(
+                own_ignore_differences(&with(Some(text))),
+                Some(json!([])),
+                "{text}"
+            );
+        }
+    }
 }
 
 #[cfg(test)]

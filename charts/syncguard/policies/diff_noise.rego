@@ -62,12 +62,12 @@ violations contains v if {
 	injector := sort(_injectors)[0]
 	is_object(injector) # the bytecode VM binds an undefined value instead of failing
 	some b in _ca_bundles
-	not _app_covers_with_respect(b.pointer)
+	not _covers_with_respect(b.pointer)
 	v := _graded(b.pointer, _ca_bundle_finding(injector, b))
 }
 
 _ca_bundle_finding(injector, b) := {"msg": msg, "severity": "low"} if {
-	_app_covers(b.pointer)
+	_covers(b.pointer)
 	msg := sprintf(
 		"%s sets %s while %s has %s write it: ignoreDifferences keeps Argo CD from reporting the difference, but without RespectIgnoreDifferences=true every sync still writes the manifest's %s back over the injected CA, and calls to the webhook fail TLS verification until the injector runs again. Fix: remove caBundle from the manifest (a field the manifest never sets is left to the injector), or add RespectIgnoreDifferences=true to the Application's syncOptions.",
 		[_subject, b.where, injector.annotation, injector.name, _value_word(b.value)],
@@ -128,8 +128,8 @@ _value_word(value) := "empty caBundle" if value == ""
 else := "caBundle"
 
 # ignoreDifferences on the caBundle, and the sync leaves it alone too.
-_app_covers_with_respect(pointer) if {
-	_app_covers(pointer)
+_covers_with_respect(pointer) if {
+	_covers(pointer)
 	_respects_ignore_differences
 }
 
@@ -151,7 +151,7 @@ violations contains v if {
 	object.get(webhook, ["clientConfig", "caBundle"], null) == ""
 	is_object(object.get(webhook, ["clientConfig", "service"], null))
 	pointer := sprintf("/webhooks/%d/clientConfig/caBundle", [i])
-	not _app_covers(pointer)
+	not _covers(pointer)
 	v := _graded(pointer, {"severity": "medium", "msg": sprintf(
 		"%s declares webhooks[%d].clientConfig.caBundle as \"\" for a webhook served by Service %s, and names no CA injector: the webhook can only work once something writes its CA here at run time (charts whose controller manages its own webhook certificate do exactly that). When it does, Argo CD compares the manifest's empty value with the written CA and reports the object OutOfSync after every sync; with self-heal it keeps re-applying it. Fix: leave caBundle out of the manifest (a field the manifest never sets is left to the writer), or ignore it with ignoreDifferences (jqPathExpressions: .webhooks[]?.clientConfig.caBundle).",
 		[_subject, i, _service_name(webhook)],
@@ -191,7 +191,7 @@ violations contains v if {
 	is_object(webhook)
 	object.get(webhook, writer.field, null) == writer.declared
 	pointer := sprintf("/webhooks/%d/%s", [i, writer.field])
-	not _app_covers(pointer)
+	not _covers(pointer)
 	v := _graded(pointer, {"severity": "medium", "msg": sprintf(
 		"%s declares webhooks[%d].%s: %s, which %s rewrites to %s once it is running: Argo CD compares the two and reports the object OutOfSync after every sync, and with self-heal every sync sets it back to %s until %s rewrites it again. Fix: ignore it with ignoreDifferences (jqPathExpressions: .webhooks[]?.%s) together with RespectIgnoreDifferences=true.",
 		[_subject, i, writer.field, writer.declared, writer.controller, writer.written, writer.declared, writer.controller, writer.field],
@@ -209,7 +209,7 @@ violations contains v if {
 	i := _cpu_metric_index
 	is_number(i) # the bytecode VM binds an undefined value instead of failing
 	pointer := sprintf("/spec/metrics/%d", [i])
-	not _app_covers(pointer)
+	not _covers(pointer)
 	msg := sprintf(
 		"%s lists the cpu Utilization metric at spec.metrics[%d], before %s: Kubernetes keeps that target in the autoscaling/v1 field targetCPUUtilizationPercentage and, when the HPA is read back as %s, lists it after the other metrics (kubernetes#74099), so the live spec.metrics never has this order. Argo CD compares the list in order: the HPA is OutOfSync after every sync and auto-sync re-applies it in a loop (Argo CD's diffing docs). Fix: move the cpu Utilization metric to the end of spec.metrics.",
 		[_subject, i, _metrics_after(i), _api_version],
@@ -257,7 +257,7 @@ violations contains v if {
 	_judged
 	_crd
 	some pointer, d in _dropped_fields
-	not _app_covers(pointer)
+	not _covers(pointer)
 	msg := sprintf(
 		"%s sets %s, which the API server drops when it stores the CRD (%s): Argo CD does not normalise CustomResourceDefinitions, compares the manifest with the stored CRD, and reports it OutOfSync after every sync; auto-sync re-applies it in a loop. Fix: remove %s from the manifest, or ignore %s with ignoreDifferences.",
 		[_subject, d.what, d.why, d.remove, pointer],
@@ -334,6 +334,34 @@ _json(value) := "[]" if value == []
 else := "false"
 
 # ---- ignoreDifferences ----
+
+# The Application's ignoreDifferences, or (Argo CD 3.6 and later) the object's own
+# argocd.argoproj.io/ignore-differences annotation, whose jsonPointers Argo CD adds to the
+# Application's for this object (input.own_ignore_differences; the release table's
+# per_resource_ignore_differences, docs/argocd-versions.md).
+_covers(pointer) if _app_covers(pointer)
+
+_covers(pointer) if _own_covers(pointer)
+
+_own_covers(pointer) if {
+	_reads_own_ignore_differences
+	some p in _array(input, "own_ignore_differences")
+	is_string(p)
+	_pointer_within(trim_suffix(p, "/"), pointer)
+}
+
+_reads_own_ignore_differences if {
+	argocd := object.get(input, "argocd", {})
+	is_object(argocd)
+	behaviours := object.get(argocd, "behaviours", {})
+	is_object(behaviours)
+	object.get(behaviours, "per_resource_ignore_differences", true) == true
+}
+
+_reads_own_ignore_differences if {
+	argocd := object.get(input, "argocd", {})
+	not is_object(argocd)
+}
 
 # An Application entry for this object that covers the pointer.
 _app_covers(pointer) if {
