@@ -863,6 +863,7 @@ fn task_entries(plan: &Plan, objects: usize) -> Vec<Vec<Value>> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)] // tests may unwrap (rust-notes §5.5 rule 4)
 mod own_ignore_differences_tests {
     use super::*;
 

@@ -515,3 +515,47 @@ fn the_example_readmes_name_files_that_exist() {
         }
     }
 }
+
+/// SG304 and a resource's own `argocd.argoproj.io/ignore-differences` (Argo CD 3.6): the
+/// annotation is read into the input and honoured from 3.6 only.
+#[test]
+fn a_resources_own_ignore_differences_annotation_counts_from_argo_cd_3_6() {
+    let hpa = |annotation: &str| {
+        format!(
+            "apiVersion: autoscaling/v2\nkind: HorizontalPodAutoscaler\nmetadata:\n  name: web\n  \
+             namespace: shop\n{annotation}spec:\n  scaleTargetRef: {{apiVersion: apps/v1, kind: Deployment, name: web}}\n  \
+             minReplicas: 2\n  maxReplicas: 5\n  metrics:\n  \
+             - {{type: Resource, resource: {{name: cpu, target: {{type: Utilization, averageUtilization: 70}}}}}}\n  \
+             - {{type: Resource, resource: {{name: memory, target: {{type: Utilization, averageUtilization: 80}}}}}}\n"
+        )
+    };
+    let sg304 = |yaml: &str, version: &str| -> usize {
+        let o = run(
+            &[
+                "check",
+                "--format",
+                "json",
+                "--argocd-version",
+                version,
+                "-",
+            ],
+            Some(yaml),
+        );
+        open_rules(&json(&o))
+            .iter()
+            .filter(|r| r.as_str() == "SG304")
+            .count()
+    };
+    let annotated = hpa(
+        "  annotations:\n    argocd.argoproj.io/ignore-differences: |\n      jsonPointers:\n      - /spec/metrics\n",
+    );
+    assert_eq!(sg304(&hpa(""), "3.6"), 1);
+    assert_eq!(sg304(&annotated, "3.6"), 0);
+    assert_eq!(sg304(&annotated, "3.5.7"), 1);
+    let inputs = run(&["inputs", "-"], Some(&annotated));
+    assert!(
+        out(&inputs).contains("\"own_ignore_differences\""),
+        "{}",
+        out(&inputs)
+    );
+}
