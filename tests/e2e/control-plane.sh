@@ -36,12 +36,18 @@ CP_APISERVER_PID=""
 
 cp_log() { printf '[control-plane] %s\n' "$*" >&2; }
 
-# A TCP port on 127.0.0.1 that nothing listens on (random in the dynamic range; checked by
+# A TCP port on 127.0.0.1 that nothing listens on (random between 10000 and the kernel's ephemeral range; checked by
 # trying to connect). A race with another process is possible but unlikely; start fails loudly.
 cp_free_port() {
-    local port i
+    local port i low=32768 span
+    # Below the kernel's ephemeral range: a port the kernel may hand to an outgoing connection
+    # passes the connect test below and still fails the bind later (seen once in CI: redis
+    # "Address already in use" while the stack's components were connecting to each other).
+    read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+    ((low > 12000)) || low=32768
+    span=$((low - 10000))
     for i in $(seq 1 200); do
-        port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
+        port=$((10000 + (RANDOM * 32768 + RANDOM) % span))
         if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
             echo "$port"
             return 0
