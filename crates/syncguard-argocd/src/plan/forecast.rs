@@ -94,7 +94,7 @@ pub fn forecast(input: &PlanInput, world: &World) -> Forecast {
             .waiting_on
             .iter()
             .map(|k| {
-                let o = world_observation(world, k);
+                let o = world.explicit(k);
                 Waiting {
                     key: k.clone(),
                     health: o.and_then(|o| o.health).map(verdict_name),
@@ -112,13 +112,6 @@ pub fn forecast(input: &PlanInput, world: &World) -> Forecast {
         waiting_on,
         ticks: state.ticks,
     }
-}
-
-fn world_observation<'w>(world: &'w World, key: &ObjectKey) -> Option<&'w Observation> {
-    world
-        .objects
-        .get(key)
-        .or_else(|| world.objects.get(&key.cluster_scoped()))
 }
 
 fn key_of(r: &Resource) -> ObjectKey {

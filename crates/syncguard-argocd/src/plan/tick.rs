@@ -184,7 +184,8 @@ impl World {
         self
     }
 
-    fn explicit(&self, key: &ObjectKey) -> Option<&Observation> {
+    /// The explicit observation of `key` (or of its cluster-scoped form).
+    pub fn explicit(&self, key: &ObjectKey) -> Option<&Observation> {
         self.objects
             .get(key)
             .or_else(|| self.objects.get(&key.cluster_scoped()))
