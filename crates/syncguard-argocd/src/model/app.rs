@@ -92,6 +92,8 @@ pub struct Application {
     pub name: String,
     /// `spec.destination.namespace` (empty when unset).
     pub destination_namespace: String,
+    /// `spec.destination.server`, else `spec.destination.name` (empty when neither is set).
+    pub destination_cluster: String,
     /// `spec.project` (empty when unset).
     pub project: String,
     /// `spec.syncPolicy.syncOptions`.
@@ -127,6 +129,11 @@ impl Application {
         Some(Application {
             name: r.name.clone(),
             destination_namespace: at("/destination/namespace")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            destination_cluster: at("/destination/server")
+                .or_else(|| at("/destination/name"))
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
@@ -177,7 +184,7 @@ pub fn inferred_destination(objects: &[Resource]) -> Option<String> {
 }
 
 /// True for an `argoproj.io` Application object.
-fn is_application(r: &Resource) -> bool {
+pub fn is_application(r: &Resource) -> bool {
     r.group == "argoproj.io" && r.kind == "Application"
 }
 

@@ -8,10 +8,14 @@
 pub mod app;
 pub mod apply;
 pub mod argo;
+pub mod diff;
 pub mod health;
+pub mod ownership;
 pub mod refs;
 pub mod tracking;
+pub mod validity;
 pub mod version;
+pub mod waits;
 
 use std::sync::Arc;
 

@@ -1,0 +1,284 @@
+//! Declared fields the cluster stores differently, read from the stored form itself — the
+//! result of a server-side dry-run apply (`check --cluster`), which includes what the API
+//! server's defaulting and normalisation and every mutating admission webhook did to the
+//! object.
+//!
+//! Argo CD's three-way diff hides whatever the manifest does not set, so only declared fields
+//! count: a declared value the stored form replaces, or a declared field it lacks. How the two
+//! sides are lined up follows what Argo CD compares:
+//! - an object Argo CD decodes into its Go type (a built-in kind whose manifest decodes) is
+//!   normalised first: quantities compare canonically (`1000m` is `1`), and an empty or zero
+//!   value the type omits is not a difference; lists the strategic merge merges by key (pod
+//!   containers, env, volumes, ports…) are matched by that key, so an injected sidecar or
+//!   variable is not a difference but a rewritten image is;
+//! - any other object (custom resources, CRDs, a manifest with unknown fields) is compared as
+//!   written: an empty map or list the API server does not store is a difference, and lists
+//!   are matched by position.
+//!
+//! `metadata` counts only for its labels and annotations, and `status` not at all.
+
+use serde_json::Value;
+
+use super::{Confidence, Mechanism, PredictedDiff, unnormalised};
+
+/// The declared fields of `declared` that `stored` lacks or holds differently. `typed`: Argo CD
+/// normalises the object through its Go type (see the module documentation).
+pub fn differences(
+    declared: &Value,
+    stored: &Value,
+    typed: bool,
+    evidence: &str,
+) -> Vec<PredictedDiff> {
+    let mut out = Vec::new();
+    let Some(fields) = declared.as_object() else {
+        return out;
+    };
+    let cx = Cx {
+        typed,
+        evidence,
+        out: &mut out,
+    };
+    let mut cx = cx;
+    for (key, value) in fields {
+        match key.as_str() {
+            "apiVersion" | "kind" | "status" => {}
+            "metadata" => {
+                for part in ["labels", "annotations"] {
+                    if let Some(v) = value.get(part) {
+                        cx.compare(
+                            &format!("/metadata/{part}"),
+                            part,
+                            v,
+                            stored.pointer(&format!("/metadata/{part}")),
+                        );
+                    }
+                }
+            }
+            _ => cx.compare(&format!("/{}", escape(key)), key, value, stored.get(key)),
+        }
+    }
+    out
+}
+
+struct Cx<'a> {
+    typed: bool,
+    evidence: &'a str,
+    out: &'a mut Vec<PredictedDiff>,
+}
+
+impl Cx<'_> {
+    fn compare(&mut self, pointer: &str, field: &str, declared: &Value, stored: Option<&Value>) {
+        let Some(stored) = stored.filter(|s| !s.is_null()) else {
+            if !self.absent_is_equal(declared) {
+                self.differs(pointer, None);
+            }
+            return;
+        };
+        match (declared, stored) {
+            (Value::Object(d), Value::Object(s)) => {
+                for (key, value) in d {
+                    self.compare(
+                        &format!("{pointer}/{}", escape(key)),
+                        key,
+                        value,
+                        s.get(key),
+                    );
+                }
+            }
+            (Value::Array(d), Value::Array(s)) => self.compare_list(pointer, field, d, s),
+            _ if self.same_scalar(declared, stored) => {}
+            _ => self.differs(pointer, Some(stored.clone())),
+        }
+    }
+
+    fn compare_list(&mut self, pointer: &str, field: &str, declared: &[Value], stored: &[Value]) {
+        let keys = if self.typed {
+            merge_keys(field, declared)
+        } else {
+            None
+        };
+        for (i, item) in declared.iter().enumerate() {
+            let counterpart = match keys {
+                Some(keys) => stored.iter().find(|s| {
+                    keys.iter()
+                        .all(|k| same_key(&key_of(item, k), &key_of(s, k)))
+                }),
+                None => stored.get(i),
+            };
+            self.compare(&format!("{pointer}/{i}"), "", item, counterpart);
+        }
+    }
+
+    /// A declared value the stored form lacks is no difference when it is null (a JSON merge
+    /// patch deletes with null), or when Argo CD's decoding of a typed object drops it too (an
+    /// empty or zero value of an omitempty field).
+    fn absent_is_equal(&self, declared: &Value) -> bool {
+        match declared {
+            Value::Null => true,
+            _ if !self.typed => false,
+            Value::Object(m) => m.is_empty(),
+            Value::Array(a) => a.is_empty(),
+            Value::String(s) => s.is_empty(),
+            Value::Bool(b) => !b,
+            Value::Number(n) => n.as_f64() == Some(0.0),
+        }
+    }
+
+    fn same_scalar(&self, declared: &Value, stored: &Value) -> bool {
+        if declared == stored {
+            return true;
+        }
+        if let (Some(a), Some(b)) = (declared.as_f64(), stored.as_f64()) {
+            return a == b;
+        }
+        // A quantity the API server stores canonically, which Argo CD's decoding also makes
+        // canonical on the declared side.
+        self.typed
+            && stored.is_string()
+            && unnormalised::canonical(declared).as_deref() == stored.as_str()
+    }
+
+    fn differs(&mut self, pointer: &str, stored: Option<Value>) {
+        self.out.push(PredictedDiff {
+            pointer: pointer.to_string(),
+            mechanism: Mechanism::Stored,
+            evidence: self.evidence.to_string(),
+            stored,
+            confidence: Confidence::Certain,
+        });
+    }
+}
+
+/// The strategic-merge keys of a list of a built-in kind, by its field name (the element's
+/// fields tell the two kinds of `ports` apart).
+fn merge_keys(field: &str, items: &[Value]) -> Option<&'static [&'static str]> {
+    Some(match field {
+        "containers"
+        | "initContainers"
+        | "ephemeralContainers"
+        | "volumes"
+        | "env"
+        | "imagePullSecrets"
+        | "resourceClaims" => &["name"],
+        "volumeMounts" => &["mountPath"],
+        "volumeDevices" => &["devicePath"],
+        "hostAliases" => &["ip"],
+        "topologySpreadConstraints" => &["topologyKey", "whenUnsatisfiable"],
+        "ports" if items.iter().any(|p| p.get("containerPort").is_some()) => {
+            &["containerPort", "protocol"]
+        }
+        "ports" if items.iter().any(|p| p.get("port").is_some()) => &["port", "protocol"],
+        _ => return None,
+    })
+}
+
+/// A merge key's value; `protocol` defaults to TCP.
+fn key_of(item: &Value, key: &str) -> Value {
+    match item.get(key) {
+        Some(v) if !v.is_null() => v.clone(),
+        _ if key == "protocol" => Value::from("TCP"),
+        _ => Value::Null,
+    }
+}
+
+/// Keys compare as values, numbers by value (`80` is `80.0`).
+fn same_key(a: &Value, b: &Value) -> bool {
+    a == b || matches!((a.as_f64(), b.as_f64()), (Some(x), Some(y)) if x == y)
+}
+
+fn escape(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn pointers(d: &[PredictedDiff]) -> Vec<&str> {
+        d.iter().map(|d| d.pointer.as_str()).collect()
+    }
+
+    fn deployment(containers: Value) -> Value {
+        json!({"apiVersion": "apps/v1", "kind": "Deployment",
+               "metadata": {"name": "web", "labels": {"app": "web"}},
+               "spec": {"replicas": 2, "template": {"spec": {"containers": containers}}}})
+    }
+
+    #[test]
+    fn a_webhook_rewriting_a_declared_image_is_a_difference_and_an_injected_sidecar_is_not() {
+        let declared = deployment(json!([{"name": "app", "image": "nginx:1.27",
+            "env": [{"name": "A", "value": "1"}]}]));
+        let mut stored = deployment(json!([
+            {"name": "proxy", "image": "envoy"},
+            {"name": "app", "image": "mirror.example/nginx:1.27", "imagePullPolicy": "IfNotPresent",
+             "env": [{"name": "INJECTED", "value": "x"}, {"name": "A", "value": "1"}]}
+        ]));
+        stored["metadata"]["labels"]["injected"] = json!("yes");
+        stored["metadata"]["managedFields"] = json!([{"manager": "syncguard-check"}]);
+        let d = differences(&declared, &stored, true, "dry-run");
+        assert_eq!(pointers(&d), ["/spec/template/spec/containers/0/image"]);
+        assert_eq!(d[0].stored, Some(json!("mirror.example/nginx:1.27")));
+        assert_eq!(d[0].mechanism, Mechanism::Stored);
+        // Compared by position (a custom resource, or a manifest Argo CD cannot decode), the
+        // injected sidecar displaces the declared container.
+        let raw = differences(&declared, &stored, false, "dry-run");
+        assert!(
+            pointers(&raw).contains(&"/spec/template/spec/containers/0/name"),
+            "{raw:?}"
+        );
+    }
+
+    #[test]
+    fn typed_objects_normalise_quantities_and_omitted_empty_values() {
+        let declared = json!({"kind": "Deployment", "metadata": {"annotations": {}},
+            "spec": {"paused": false, "template": {"spec": {"containers": [{"name": "app",
+            "resources": {"requests": {"cpu": "1000m", "memory": "0.5Gi"}}}]}}}});
+        let stored = json!({"kind": "Deployment", "metadata": {"name": "web"},
+            "spec": {"template": {"spec": {"containers": [{"name": "app",
+            "resources": {"requests": {"cpu": "1", "memory": "512Mi"}}}]}}}});
+        assert_eq!(
+            differences(&declared, &stored, true, "e").len(),
+            0,
+            "{:?}",
+            differences(&declared, &stored, true, "e")
+        );
+        // Compared as written, the same object differs in all four places.
+        let mut raw = pointers(&differences(&declared, &stored, false, "e"))
+            .into_iter()
+            .map(String::from)
+            .collect::<Vec<_>>();
+        raw.sort();
+        assert_eq!(
+            raw,
+            [
+                "/metadata/annotations",
+                "/spec/paused",
+                "/spec/template/spec/containers/0/resources/requests/cpu",
+                "/spec/template/spec/containers/0/resources/requests/memory"
+            ]
+        );
+    }
+
+    #[test]
+    fn service_ports_match_by_port_and_protocol_and_numbers_by_value() {
+        let declared = json!({"spec": {"ports": [{"port": 80, "name": "http"},
+                                                 {"port": 53, "protocol": "UDP"}]}});
+        let stored = json!({"spec": {"ports": [{"port": 53, "protocol": "UDP", "targetPort": 53},
+                                               {"port": 80.0, "protocol": "TCP", "name": "web"}]}});
+        let d = differences(&declared, &stored, true, "e");
+        assert_eq!(pointers(&d), ["/spec/ports/0/name"]);
+        assert_eq!(d[0].stored, Some(json!("web")));
+    }
+
+    #[test]
+    fn null_status_and_undeclared_fields_are_not_differences() {
+        let declared = json!({"apiVersion": "v1", "kind": "ConfigMap", "status": {"x": 1},
+                              "data": {"a": "1", "gone": null}, "metadata": {"name": "c", "namespace": "n"}});
+        let stored = json!({"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "1", "b": "2"},
+                            "metadata": {"name": "c", "namespace": "other", "uid": "u"}});
+        assert!(differences(&declared, &stored, false, "e").is_empty());
+        assert!(differences(&json!("not an object"), &stored, true, "e").is_empty());
+    }
+}

@@ -1,0 +1,135 @@
+//! Validity: would the API server accept this object as it is written?
+//!
+//! A sync applies every object; one the API server refuses fails the sync (and with
+//! `Validate=false` an unknown field is silently dropped instead, which leaves a difference
+//! Argo CD reports forever). The evidence differs by kind:
+//! - built-in kinds are decoded into the Kubernetes types ([`builtin`]): unknown fields, wrong
+//!   types, missing required fields — certain, for the Kubernetes release of those types;
+//! - custom resources are checked against the `openAPIV3Schema` of a CRD in the same input
+//!   ([`schema`]) — certain for what it checks, silent when the CRD is not in the input;
+//! - Argo CD's Application and AppProject against the schemas of their CRDs shipped with
+//!   syncguard ([`argocd`]) when the CRDs are not in the input;
+//! - API versions Kubernetes removed ([`removed`]) are not served at all;
+//! - metadata every kind shares ([`metadata`]): label keys and values, names.
+
+pub mod argocd;
+pub mod builtin;
+pub mod metadata;
+pub mod removed;
+pub mod schema;
+
+use serde::Serialize;
+
+use crate::model::Resource;
+pub use schema::CrdIndex;
+
+/// What is wrong, in the API server's categories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ViolationKind {
+    /// A field the type does not have (strict decoding error; pruned without it).
+    UnknownField,
+    /// A value of the wrong JSON type.
+    WrongType,
+    /// A required field is absent.
+    MissingField,
+    /// A value outside the allowed set or form (enum, name or label syntax, length).
+    NotAllowed,
+    /// The API version is not served.
+    NotServed,
+}
+
+/// One reason the API server refuses the object.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// JSON pointer of the offending field inside the object (`""` for the object itself).
+    pub pointer: String,
+    /// Its category.
+    pub kind: ViolationKind,
+    /// The problem, worded as the API server words it where it can be.
+    pub message: String,
+}
+
+/// Which evidence the object was judged against.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub enum Evidence {
+    /// The Kubernetes types of this release.
+    Kubernetes {
+        /// e.g. `1.37`.
+        types: &'static str,
+    },
+    /// A CRD found in the same input.
+    Crd {
+        /// The CRD's `metadata.name`.
+        crd: String,
+        /// The version whose schema was used.
+        version: String,
+    },
+    /// The schema of an Argo CD CRD shipped with syncguard (its CRD is not in the input).
+    ArgoCd {
+        /// The CRD's name.
+        crd: &'static str,
+        /// The Argo CD release the schema comes from.
+        release: &'static str,
+    },
+    /// The API version was removed from Kubernetes.
+    Removed {
+        /// The Kubernetes release that removed it.
+        since: &'static str,
+        /// What replaces it.
+        instead: &'static str,
+    },
+    /// Only the metadata could be checked (a custom resource whose CRD is not in the input).
+    MetadataOnly,
+}
+
+/// The validity facts of one object (`input.validity`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Validity {
+    /// What the object was judged against.
+    pub evidence: Evidence,
+    /// Every violation found, in document order of discovery.
+    pub violations: Vec<Violation>,
+}
+
+/// Judges `r` with the CRDs of its input.
+pub fn assess(r: &Resource, crds: &CrdIndex) -> Validity {
+    let mut violations = metadata::check(r);
+    let evidence = if let Some((since, instead)) = removed::removed(&r.api_version, &r.kind) {
+        violations.push(Violation {
+            pointer: "/apiVersion".into(),
+            kind: ViolationKind::NotServed,
+            message: format!(
+                "{} {} is not served since Kubernetes {since}: use {instead}",
+                r.api_version, r.kind
+            ),
+        });
+        Evidence::Removed { since, instead }
+    } else if let Some(found) = builtin::check(&r.api_version, &r.kind, &r.raw) {
+        violations.extend(found);
+        Evidence::Kubernetes {
+            types: builtin::KUBERNETES_TYPES,
+        }
+    } else if let Some(v) = crds.get(&r.group, &r.kind, &r.version) {
+        if let Some(s) = &v.schema {
+            violations.extend(schema::check(&r.raw, s));
+        }
+        Evidence::Crd {
+            crd: v.crd.clone(),
+            version: v.version.clone(),
+        }
+    } else if let Some((crd, s)) = argocd::schema(&r.group, &r.kind, &r.version) {
+        violations.extend(schema::check(&r.raw, s));
+        Evidence::ArgoCd {
+            crd,
+            release: argocd::ARGOCD_SCHEMAS_RELEASE,
+        }
+    } else {
+        Evidence::MetadataOnly
+    };
+    Validity {
+        evidence,
+        violations,
+    }
+}
