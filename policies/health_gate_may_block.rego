@@ -150,6 +150,15 @@ _may_never_be_healthy if {
 	object.get(_spec, "volumeName", "") in {"", null}
 	_str(_status, "phase") != "Bound"
 	not _custom_health_check
+	not _bound_by_input_volume
+}
+
+# The waits model found a PersistentVolume of the input, applied no later, that the volume
+# controller binds to this claim at once (static provisioning).
+_bound_by_input_volume if {
+	waits := object.get(input, "waits", {})
+	is_object(waits)
+	is_string(object.get(waits, "binds", null))
 }
 
 # argocd-cm replaces the built-in check (resource.customizations.health.<group>_<kind>).

@@ -308,3 +308,11 @@ test_meta_follows_the_contract if {
 	count(rule.meta.title) > 0
 	count(rule.meta.why) > 0
 }
+
+test_a_claim_a_volume_of_the_input_binds_at_once_is_fine if {
+	static := object.union(review(data_claim, [task("Sync", 0, 0, true, false)], 1, []), {"waits": {"no_health": false, "parks": [], "needs": [], "bound": null, "binds": "PersistentVolume pv-data"}})
+	count(rule.violations) == 0 with input as static
+	# the waits facts without a binding volume change nothing
+	unbound := object.union(review(data_claim, [task("Sync", 0, 0, true, false)], 1, []), {"waits": {"no_health": false, "parks": [], "needs": [], "bound": null}})
+	count(rule.violations) == 1 with input as unbound
+}
