@@ -674,6 +674,25 @@ pub struct CheckArgs {
     #[arg(long)]
     pub complete: bool,
 
+    /// Also ask the cluster (KUBECONFIG, ~/.kube/config or the in-cluster service account)
+    /// what it would store for each object: a server-side apply with dryRun=All, which runs
+    /// the API server's defaulting and every admission webhook but NEVER WRITES anything.
+    /// Declared fields the stored form holds differently are reported as predicted drift
+    /// (SG305). Needs `patch` on the objects' kinds; objects the cluster refuses (kind not
+    /// served, namespace missing, forbidden) are listed on stderr and judged offline.
+    #[arg(long)]
+    pub cluster: bool,
+
+    /// With --cluster: dry-run requests in flight at once.
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "cluster",
+          value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub cluster_concurrency: u16,
+
+    /// With --cluster: dry-run (and discovery) requests started per second.
+    #[arg(long, value_name = "QPS", default_value_t = 20, requires = "cluster",
+          value_parser = clap::value_parser!(u16).range(1..=1000))]
+    pub cluster_qps: u16,
+
     /// When to colour the text output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,

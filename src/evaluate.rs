@@ -26,9 +26,13 @@ use crate::model::app::{Application, Membership, group_by_app, inferred_destinat
 use crate::model::apply::ApplySize;
 use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name};
+use crate::model::diff::{self, ApplyMode};
+use crate::model::ownership::{namespace_guests, same_source, shared_claims};
 use crate::model::refs::is_cluster_scoped;
 use crate::model::refs::{Reference, Resolution, produces, resolve_all};
+use crate::model::validity::{self, CrdIndex};
 use crate::model::version::{ArgoCdVersion, Behaviour};
+use crate::model::waits::{self, NeedsIndex};
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
 use crate::policy::PolicySet;
 
@@ -83,6 +87,10 @@ pub struct EvaluateOptions {
     /// The user declared the input complete (`check --complete`): a reference that is not in it
     /// does not exist (`input.context.complete`).
     pub complete: bool,
+    /// What the cluster would store for input objects, by their index in the input: the
+    /// results of a server-side dry-run apply (`check --cluster`). The diff model compares
+    /// each declared field with it (`Mechanism::Stored`).
+    pub stored: Arc<HashMap<usize, Value>>,
 }
 
 impl Default for EvaluateOptions {
@@ -94,6 +102,7 @@ impl Default for EvaluateOptions {
             argocd: ArgoCdVersion::default(),
             argocd_config: Arc::default(),
             complete: false,
+            stored: Arc::default(),
         }
     }
 }
@@ -176,6 +185,12 @@ struct AppView<'a> {
     /// Members that share their identity with another member (`input.collisions`): local index
     /// → the others.
     collisions: HashMap<usize, Vec<usize>>,
+    /// The CRDs among the members, whose schemas custom resources are validated against.
+    crds: CrdIndex,
+    /// Ownership facts of members (`input.ownership`): local index → the facts.
+    ownership: HashMap<usize, Map<String, Value>>,
+    /// What the waits of the members are judged against (`input.waits`).
+    needs: NeedsIndex,
 }
 
 /// Evaluates every object against the policies and returns the report. `errors` are input
@@ -248,6 +263,31 @@ fn map_inputs<T: Send>(
     };
     let groups = group_by_app(resources, &all_facts, &membership);
     let whole = groups.len() == 1;
+    let mut ownership: HashMap<usize, Map<String, Value>> = HashMap::new();
+    let mut add = |facts: HashMap<usize, Vec<String>>, key: &str| {
+        for (i, apps) in facts {
+            ownership
+                .entry(i)
+                .or_default()
+                .insert(key.into(), json!(apps));
+        }
+    };
+    if !whole {
+        let default_namespace = options
+            .destination_namespace
+            .clone()
+            .or_else(|| inferred_destination(resources))
+            .unwrap_or_else(|| "default".to_string());
+        add(
+            shared_claims(resources, &groups, &default_namespace),
+            "also_rendered_by",
+        );
+        add(
+            namespace_guests(resources, &groups, &default_namespace),
+            "namespace_hosts",
+        );
+    }
+    add(same_source(resources), "same_source_as");
     let mut outputs: Vec<Option<T>> = std::iter::repeat_with(|| None)
         .take(resources.len())
         .collect();
@@ -275,7 +315,7 @@ fn map_inputs<T: Send>(
             // Every object belongs to exactly one group, so each fact is taken once.
             .filter_map(|&i| facts_by_index.get_mut(i).and_then(Option::take))
             .collect();
-        let view = AppView::build(
+        let mut view = AppView::build(
             group.name,
             group.application,
             group.members,
@@ -283,6 +323,11 @@ fn map_inputs<T: Send>(
             facts,
             options,
         );
+        for (local, global) in view.members.iter().enumerate() {
+            if let Some(facts) = ownership.remove(global) {
+                view.ownership.insert(local, facts);
+            }
+        }
         view.dependents_index();
         let made: Vec<(usize, T)> = match only {
             // One document (admission): build it on this thread. Handing a single item to
@@ -361,6 +406,20 @@ impl<'a> AppView<'a> {
             .filter(|t| t.is_hook && t.phase == SyncPhase::PostSync)
             .count();
         let collisions = collisions(&objects, &destination_namespace);
+        let crds = CrdIndex::of(&objects);
+        let needs = {
+            let mut steps: Vec<Option<usize>> = vec![None; objects.len()];
+            for (n, step) in plan.steps.iter().enumerate() {
+                for task in &step.tasks {
+                    if let TaskSource::Target { index } = task.source
+                        && let Some(slot) = steps.get_mut(index)
+                    {
+                        slot.get_or_insert(n);
+                    }
+                }
+            }
+            NeedsIndex::of(&objects, &steps)
+        };
         let mut tracked = 0;
         let mut tags: BTreeMap<String, usize> = BTreeMap::new();
         for (o, f) in objects.iter().zip(&facts) {
@@ -384,6 +443,9 @@ impl<'a> AppView<'a> {
             postsync_hooks,
             dependents: OnceLock::new(),
             collisions,
+            crds,
+            ownership: HashMap::new(),
+            needs,
             tracked,
             tracked_image_tags: tags,
         }
@@ -456,6 +518,71 @@ impl<'a> AppView<'a> {
                 "apply".into(),
                 json!(ApplySize::of(&me.resource.raw, self.name.as_deref())),
             );
+        }
+        if let Some(facts) = self.ownership.get(&me.i) {
+            doc.insert("ownership".into(), Value::Object(facts.clone()));
+        }
+        let validity = validity::assess(me.resource, &self.crds);
+        let items = &me.facts.sync_options.items;
+        let app_ssa = self.application.as_ref().is_some_and(|a| {
+            a.sync_options
+                .items
+                .iter()
+                .any(|o| o == "ServerSideApply=true")
+        });
+        let mode = ApplyMode {
+            server_side: items.iter().any(|o| o == "ServerSideApply=true")
+                || (app_ssa && !items.iter().any(|o| o == "ServerSideApply=false")),
+        };
+        let mut predicted = diff::predict(me.resource, &validity, mode);
+        if let Some(stored) = self
+            .members
+            .get(me.i)
+            .and_then(|global| options.stored.get(global))
+        {
+            // Argo CD decodes a built-in object into its Go type unless the manifest has a
+            // field the type lacks; then it compares it as written.
+            let typed = matches!(validity.evidence, validity::Evidence::Kubernetes { .. })
+                && !validity
+                    .violations
+                    .iter()
+                    .any(|v| v.kind == validity::ViolationKind::UnknownField);
+            for d in diff::stored::differences(
+                &me.resource.raw,
+                stored,
+                typed,
+                "server-side dry-run: the form the API server and its admission webhooks would store",
+            ) {
+                // What the offline model already explains (a dropped field and what is below
+                // it) is not said twice.
+                let explained = predicted.iter().any(|p| {
+                    d.pointer == p.pointer || d.pointer.starts_with(&format!("{}/", p.pointer))
+                });
+                if !explained {
+                    predicted.push(d);
+                }
+            }
+        }
+        if !predicted.is_empty() {
+            doc.insert("diff".into(), json!({ "predicted": predicted }));
+        }
+        // Most objects are valid and wait for nothing special: their documents carry neither
+        // fact (the rules read an absent one as empty), which keeps 10k-object checks cheap.
+        if !validity.violations.is_empty() {
+            doc.insert("validity".into(), json!(validity));
+        }
+        let step = me
+            .tasks
+            .iter()
+            .filter_map(|t| t["step"].as_u64())
+            .min()
+            .and_then(|s| usize::try_from(s).ok());
+        let custom = options
+            .argocd_config
+            .has_custom_health(&me.resource.group, &me.resource.kind);
+        let wait = waits::assess(&self.needs, me.resource, step, custom);
+        if !wait.parks.is_empty() || !wait.needs.is_empty() || wait.binds.is_some() {
+            doc.insert("waits".into(), json!(wait));
         }
         doc.insert(
             "has_template".into(),

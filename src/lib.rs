@@ -28,6 +28,7 @@ pub mod certs;
 pub mod cli;
 pub mod command;
 pub mod determinism;
+pub mod dry_run;
 pub mod evaluate;
 pub mod finding;
 pub mod kube_client;

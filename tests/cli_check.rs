@@ -559,3 +559,63 @@ fn a_resources_own_ignore_differences_annotation_counts_from_argo_cd_3_6() {
         out(&inputs)
     );
 }
+
+#[test]
+fn check_cluster_says_when_the_cluster_cannot_be_reached_and_checks_nothing() {
+    // A port nothing listens on (bound, then released).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = dir.path().join("kubeconfig");
+    std::fs::write(
+        &kubeconfig,
+        format!(
+            "apiVersion: v1\nkind: Config\ncurrent-context: gone\n\
+             clusters: [{{name: gone, cluster: {{server: \"https://127.0.0.1:{port}\", insecure-skip-tls-verify: true}}}}]\n\
+             users: [{{name: u, user: {{token: t}}}}]\n\
+             contexts: [{{name: gone, context: {{cluster: gone, user: u}}}}]\n"
+        ),
+    )
+    .unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(["check", "--cluster", "examples/clean-app"])
+        .current_dir(repo())
+        .env("NO_COLOR", "1")
+        .env("KUBECONFIG", &kubeconfig)
+        .env_remove("SYNCGUARD_POLICIES")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--cluster: cannot reach the cluster"),
+        "{stderr}"
+    );
+    assert!(
+        out(&o).is_empty(),
+        "no report without the dry-run: {}",
+        out(&o)
+    );
+    // The limits are validated before anything is sent.
+    let bad = run(
+        &[
+            "check",
+            "--cluster",
+            "--cluster-qps",
+            "0",
+            "examples/clean-app",
+        ],
+        None,
+    );
+    assert_eq!(bad.status.code(), Some(2));
+    // Without --cluster the limits make no sense and are refused.
+    let alone = run(
+        &["check", "--cluster-concurrency", "2", "examples/clean-app"],
+        None,
+    );
+    assert_eq!(alone.status.code(), Some(2));
+}

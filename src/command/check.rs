@@ -1,5 +1,6 @@
 //! `syncguard check`: load manifests, evaluate the policies, render the report.
 
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
@@ -88,6 +89,15 @@ pub fn run(
             .unwrap_or_default(),
         argocd_config: Arc::new(argocd_config),
         complete: args.complete,
+        stored: Arc::new(if args.cluster {
+            progress.say(&format!(
+                "dry-running {} objects on the cluster",
+                loaded.resources.len()
+            ));
+            stored_forms(args, &loaded.resources)?
+        } else {
+            HashMap::new()
+        }),
         ..EvaluateOptions::default()
     };
     let mut errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
@@ -103,6 +113,38 @@ pub fn run(
     };
     write_report(&report, args.format, &opts, out)?;
     Ok(outcome_of(&report, fail_on(args.fail_on)))
+}
+
+/// `--cluster`: what the cluster would store for each object (server-side dry-run, never a
+/// write). Objects it refuses are named on stderr; an unreachable cluster is an error.
+fn stored_forms(
+    args: &CheckArgs,
+    resources: &[crate::model::Resource],
+) -> anyhow::Result<HashMap<usize, serde_json::Value>> {
+    let namespace = args
+        .dest_namespace
+        .clone()
+        .or_else(|| crate::model::app::inferred_destination(resources))
+        .unwrap_or_else(|| "default".to_string());
+    let limits = crate::dry_run::Limits {
+        concurrency: usize::from(args.cluster_concurrency),
+        qps: f64::from(args.cluster_qps),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let outcome = runtime.block_on(async {
+        let client = crate::kube_client::client("check").await.map_err(|e| {
+            anyhow::anyhow!("--cluster: cannot configure a client for the cluster: {e}")
+        })?;
+        crate::dry_run::dry_run(client, resources, &namespace, &limits)
+            .await
+            .map_err(|e| anyhow::anyhow!("--cluster: {e:#}"))
+    })?;
+    for line in &outcome.refused {
+        eprintln!("syncguard: --cluster: no dry-run of {line}; judged offline");
+    }
+    Ok(outcome.stored)
 }
 
 /// A one-line status on stderr while a long check runs; silent unless stderr is a terminal.

@@ -819,7 +819,8 @@ mod tests {
             json!({"version": "3.2", "major": 3, "minor": 2, "patch": 99, "release": 302,
                    "number": 30299, "engine": "standalone gitops-engine",
                    "config": {"source": "none", "health_checks": [], "ignore_differences": [],
-                              "exclusions": [], "inclusions": [], "projects": {}}})
+                              "exclusions": [], "inclusions": [], "projects": {},
+                              "ignore_aggregated_roles": false}})
         );
         // Every behaviour of the table is named, in force or not.
         assert_eq!(behaviours["tracking_id_default"], true);

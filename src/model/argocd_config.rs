@@ -124,6 +124,9 @@ pub struct ArgoCdConfig {
     pub tracking_method: Option<TrackingMethod>,
     /// `application.instanceLabelKey`, when set.
     pub instance_label_key: Option<String>,
+    /// `resource.compareoptions` sets `ignoreAggregatedRoles: true`: the rules of a ClusterRole
+    /// with an aggregationRule are left out of the comparison.
+    pub ignore_aggregated_roles: bool,
     /// What could not be read, one line each (reported as input errors by the CLI).
     pub problems: Vec<String>,
 }
@@ -195,6 +198,12 @@ impl ArgoCdConfig {
                 self.ignore_differences.insert(gk);
             } else if key == "resource.customizations" {
                 self.read_customizations_block(key, text);
+            } else if key == "resource.compareoptions" {
+                self.ignore_aggregated_roles = text.lines().any(|l| {
+                    l.trim()
+                        .strip_prefix("ignoreAggregatedRoles:")
+                        .is_some_and(|v| v.trim().trim_matches('"') == "true")
+                });
             } else if key == "resource.exclusions" {
                 let items = self.yaml_list(key, text);
                 self.exclusions.extend(items);
@@ -288,6 +297,10 @@ impl ArgoCdConfig {
         if let Some(method) = self.tracking_method {
             m.insert("tracking_method".into(), json!(method));
         }
+        m.insert(
+            "ignore_aggregated_roles".into(),
+            json!(self.ignore_aggregated_roles),
+        );
         Value::Object(m)
     }
 }

@@ -1,0 +1,246 @@
+//! What the cluster would store for each input object: a server-side apply with `dryRun=All`
+//! (`check --cluster`). The API server runs its defaulting, its validation and every mutating
+//! and validating admission webhook on the object and returns the result without persisting it
+//! — nothing is ever written. The diff model compares the declared fields with these stored
+//! forms (`model::diff::stored`).
+//!
+//! Bounded: one request per object (plus one discovery request per kind), at most
+//! `concurrency` in flight and `qps` started per second. A cluster that cannot be reached is
+//! an error; an object the cluster refuses (kind not served, namespace missing, forbidden,
+//! invalid) is listed in [`DryRun::refused`] and judged offline like any other.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::StreamExt as _;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::GroupVersionKind;
+use kube::discovery::{ApiResource, Scope};
+use serde_json::Value;
+use tokio::sync::Mutex;
+
+use crate::model::Resource;
+
+/// The field manager of the dry-run applies (never persisted, but visible to webhooks).
+pub const FIELD_MANAGER: &str = "syncguard-check";
+
+/// (group, version, kind).
+type KindKey = (String, String, String);
+
+/// How hard `check --cluster` may press on the API server.
+#[derive(Debug, Clone)]
+pub struct Limits {
+    /// Requests in flight at once (at least 1).
+    pub concurrency: usize,
+    /// Requests started per second (above 0).
+    pub qps: f64,
+}
+
+/// The outcome of the dry-runs.
+#[derive(Debug, Default)]
+pub struct DryRun {
+    /// The stored form of each object the cluster accepted, by its index in the input.
+    pub stored: HashMap<usize, Value>,
+    /// One line per object the cluster did not dry-run, saying why.
+    pub refused: Vec<String>,
+    /// The API server's version, e.g. `v1.34.4`.
+    pub server: String,
+}
+
+/// Dry-runs every object of `resources` on the cluster of `client`. Objects that name no
+/// namespace go to `namespace` when their kind is namespaced (Argo CD's destination).
+pub async fn dry_run(
+    client: kube::Client,
+    resources: &[Resource],
+    namespace: &str,
+    limits: &Limits,
+) -> anyhow::Result<DryRun> {
+    let version = client
+        .apiserver_version()
+        .await
+        .context("cannot reach the cluster (kubeconfig: KUBECONFIG or ~/.kube/config, or the in-cluster service account)")?;
+    let mut out = DryRun {
+        server: version.git_version,
+        ..DryRun::default()
+    };
+    let pacer = Arc::new(Pacer::new(limits.qps));
+
+    // One discovery request per kind, before any object.
+    let mut kinds: HashMap<KindKey, Result<(ApiResource, Scope), String>> = HashMap::new();
+    for r in resources {
+        let key = (r.group.clone(), r.version.clone(), r.kind.clone());
+        if kinds.contains_key(&key) {
+            continue;
+        }
+        pacer.wait().await;
+        let gvk = GroupVersionKind::gvk(&r.group, &r.version, &r.kind);
+        let found = kube::discovery::pinned_kind(&client, &gvk)
+            .await
+            .map(|(ar, caps)| (ar, caps.scope))
+            .map_err(|e| match e {
+                kube::Error::Api(s) if s.code == 404 => {
+                    format!("the cluster does not serve {}", r.api_version)
+                }
+                kube::Error::Discovery(_) => format!(
+                    "the cluster does not serve kind {} in {}",
+                    r.kind, r.api_version
+                ),
+                other => format!("discovery of {} {} failed: {other}", r.api_version, r.kind),
+            });
+        kinds.insert(key, found);
+    }
+
+    let mut jobs = Vec::new();
+    for (i, r) in resources.iter().enumerate() {
+        let key = (r.group.clone(), r.version.clone(), r.kind.clone());
+        let (ar, scope) = match kinds.get(&key) {
+            Some(Ok(found)) => found.clone(),
+            Some(Err(why)) => {
+                out.refused.push(format!("{}: {why}", subject(r)));
+                continue;
+            }
+            None => continue,
+        };
+        if r.name.is_empty() {
+            out.refused.push(format!(
+                "{}: it has only a generateName, and an apply needs a name",
+                subject(r)
+            ));
+            continue;
+        }
+        let ns = match scope {
+            Scope::Namespaced => Some(r.namespace.clone().unwrap_or_else(|| namespace.to_string())),
+            Scope::Cluster => None,
+        };
+        jobs.push((i, r, ar, ns));
+    }
+
+    let params = PatchParams::apply(FIELD_MANAGER)
+        .force()
+        .dry_run()
+        // Argo CD's client-side apply sends no field validation: unknown fields are dropped,
+        // which the stored form then shows, instead of refusing the object.
+        .validation_ignore();
+    let results: Vec<(usize, Result<Value, String>)> = futures::stream::iter(jobs)
+        .map(|(i, r, ar, ns)| {
+            let client = client.clone();
+            let pacer = Arc::clone(&pacer);
+            let params = params.clone();
+            async move {
+                pacer.wait().await;
+                let api: Api<DynamicObject> = match &ns {
+                    Some(ns) => Api::namespaced_with(client, ns, &ar),
+                    None => Api::all_with(client, &ar),
+                };
+                let mut body = r.raw.clone();
+                if let (Some(ns), Some(meta)) = (&ns, body.get_mut("metadata")) {
+                    meta["namespace"] = Value::from(ns.as_str());
+                }
+                let result = api
+                    .patch(&r.name, &params, &Patch::Apply(&body))
+                    .await
+                    .map_err(|e| refusal(&e, ns.as_deref()))
+                    .and_then(|o| serde_json::to_value(o).map_err(|e| e.to_string()));
+                (i, result)
+            }
+        })
+        .buffer_unordered(limits.concurrency.max(1))
+        .collect()
+        .await;
+    let mut refused: Vec<(usize, String)> = Vec::new();
+    for (i, result) in results {
+        match result {
+            Ok(stored) => {
+                out.stored.insert(i, stored);
+            }
+            Err(why) => refused.push((i, format!("{}: {why}", subject(&resources[i])))),
+        }
+    }
+    refused.sort();
+    out.refused
+        .extend(refused.into_iter().map(|(_, line)| line));
+    Ok(out)
+}
+
+fn subject(r: &Resource) -> String {
+    let name = if r.name.is_empty() {
+        format!("{}*", r.generate_name.as_deref().unwrap_or(""))
+    } else {
+        r.name.clone()
+    };
+    match &r.namespace {
+        Some(ns) => format!("{} {ns}/{name}", r.kind),
+        None => format!("{} {name}", r.kind),
+    }
+}
+
+fn refusal(e: &kube::Error, ns: Option<&str>) -> String {
+    match e {
+        kube::Error::Api(s)
+            if s.code == 404 && ns.is_some() && s.message.contains("namespaces") =>
+        {
+            format!(
+                "namespace {} does not exist, and a dry-run cannot create it (Argo CD's CreateNamespace would): create it or pass an existing --dest-namespace",
+                ns.unwrap_or_default()
+            )
+        }
+        kube::Error::Api(s) => format!("refused ({} {}): {}", s.code, s.reason, s.message),
+        other => format!("the dry-run failed: {other}"),
+    }
+}
+
+/// Starts at most `qps` requests per second, shared by every task.
+struct Pacer {
+    interval: Duration,
+    next: Mutex<tokio::time::Instant>,
+}
+
+impl Pacer {
+    fn new(qps: f64) -> Self {
+        let qps = if qps.is_finite() && qps > 0.0 {
+            qps
+        } else {
+            1.0
+        };
+        Self {
+            interval: Duration::from_secs_f64(1.0 / qps),
+            next: Mutex::new(tokio::time::Instant::now()),
+        }
+    }
+
+    async fn wait(&self) {
+        let at = {
+            let mut next = self.next.lock().await;
+            let now = tokio::time::Instant::now();
+            let at = (*next).max(now);
+            *next = at + self.interval;
+            at
+        };
+        tokio::time::sleep_until(at).await;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn the_pacer_spaces_requests_by_one_over_qps() {
+        let pacer = Pacer::new(4.0);
+        let start = tokio::time::Instant::now();
+        for _ in 0..5 {
+            pacer.wait().await;
+        }
+        // The first starts at once, the fifth a second later.
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+        // A nonsense rate falls back to one per second rather than spinning or dividing by 0.
+        let slow = Pacer::new(0.0);
+        let start = tokio::time::Instant::now();
+        slow.wait().await;
+        slow.wait().await;
+        assert_eq!(start.elapsed(), Duration::from_secs(1));
+    }
+}
