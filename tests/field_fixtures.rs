@@ -76,8 +76,15 @@ fn every_field_fixture_reports_exactly_its_expected_rules() {
     assert!(dirs.len() >= 13, "one fixture per hazard family at least");
     let mut wrong = Vec::new();
     for dir in &dirs {
-        let expected: BTreeSet<String> = words(&dir.join("EXPECT")).into_iter().collect();
-        assert!(!expected.is_empty(), "{}: EXPECT is empty", dir.display());
+        let mut expected: BTreeSet<String> = words(&dir.join("EXPECT")).into_iter().collect();
+        assert!(
+            !expected.is_empty(),
+            "{}: EXPECT is empty (write `none` when no rule is expected)",
+            dir.display()
+        );
+        // `none`: syncguard is known not to report this one (yet); the test holds that too, so
+        // a rule that starts firing here has to update the file.
+        expected.remove("none");
         let got = reported(dir);
         if got != expected {
             wrong.push(format!(
