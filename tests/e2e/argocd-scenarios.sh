@@ -713,3 +713,117 @@ scenario_argocd_rule_claims() {
     log "ok: SG115: two hooks, one name ($names), the second apply fails: ${msg:0:160}"
     app_stop "$ns"
 }
+
+# --- the models held to the controller (tests/fixtures/models, issue 22) --------------------
+
+# Rules whose findings predict that an object differs from its manifest right after a
+# successful sync, and rules whose findings predict a wait that cannot end by itself.
+MODEL_DIFF_RULES="SG204,SG304,SG305"
+MODEL_WAIT_RULES="SG206,SG209"
+
+# models_check RULES FILE...: the JSON findings of `syncguard check` among RULES, for the
+# release under test, as lines "Kind/name<TAB>message" (the objects a grouped finding also
+# names included).
+models_check() {
+    local rules="$1" json rc=0
+    shift
+    json="$("$SYNCGUARD" check --format json --dest-namespace models --argocd-version "$ARGOCD_VERSION" "$@")" || rc=$?
+    ((rc <= 1)) || fail "syncguard check $* exited $rc"
+    jq -r --arg rules "$rules" '($rules | split(",")) as $r
+        | .findings[] | select(.rule_id as $id | $r | index($id))
+        | .message as $m | (.resource, .also[]?.resource) | "\(.kind)/\(.name)\t\($m)"' <<<"$json"
+}
+
+# The objects of Application NAME that Argo CD shows OutOfSync, as sorted "Kind/name" lines.
+models_outofsync() {
+    app_json "$1" | jq -r '[.status.resources[]? | select(.status == "OutOfSync") | "\(.kind)/\(.name)"] | sort | .[]'
+}
+models_outofsync_is() { [[ "$(models_outofsync "$1")" == "$2" ]]; }
+
+# The `# expect:` line of a fixture.
+models_expect() { grep -m1 '^# expect: ' "$1" | sed 's/^# expect: //'; }
+
+scenario_argocd_models() {
+    local fx="$ROOT/tests/fixtures/models" ns=models-diff predicted f
+
+    # Predicted diff: every diff case in one Application. After one successful sync, the
+    # objects Argo CD shows OutOfSync must be exactly those syncguard predicts a difference for
+    # (and every other object Synced), and must stay so.
+    predicted="$(models_check "$MODEL_DIFF_RULES" "$fx/diff" | cut -f1 | sort -u)"
+    log "syncguard predicts a difference on: $(tr '\n' ' ' <<<"$predicted")"
+    [[ -n "$predicted" ]] || fail "syncguard predicts no difference at all on $fx/diff"
+    as_git_publish "$ns" "$fx"/diff/*.yaml >/dev/null || fail "git publish of $ns failed"
+    app_create "$ns" "$ns" "$ns" manual
+    claim_sync "$ns"
+    app_wait "$ns" 180 "operation Succeeded" '.status.operationState.phase == "Succeeded"'
+    # The aggregation controller and the comparison after the sync take a moment.
+    local deadline=$((SECONDS + 90)) seen
+    until seen="$(models_outofsync "$ns")" && [[ "$seen" == "$predicted" ]] || ((SECONDS >= deadline)); do
+        sleep 1
+    done
+    assert_eq "objects OutOfSync after the sync (Argo CD $ARGOCD_VERSION)" "$(tr '\n' ' ' <<<"$predicted")" "$(tr '\n' ' ' <<<"$seen")"
+    sleep 15
+    assert_eq "objects OutOfSync 15 s later" "$(tr '\n' ' ' <<<"$predicted")" "$(models_outofsync "$ns" | tr '\n' ' ')"
+    assert_eq "objects Argo CD compared" "$(cat "$fx"/diff/*.yaml | grep -c '^kind:')" \
+        "$(app_json "$ns" | jq '.status.resources | length')"
+    app_stop "$ns"
+
+    # Predicted waits: one Application per case, all synced at once. Where syncguard reports
+    # a wait that cannot end (SG206, SG209) on object X, the operation must stop at X: still
+    # Running and naming X after a window, or Failed when the rule says a deadline ends it
+    # within a minute; where it reports none, the operation must succeed and the next step
+    # (ConfigMap `after`) exist.
+    declare -A want=() at=()
+    local name line msg bound
+    for f in "$fx"/waits/*.yaml; do
+        name="models-$(basename "$f" .yaml | cut -d- -f1)"
+        line="$(models_check "$MODEL_WAIT_RULES" "$f")"
+        line="${line%%$'\n'*}"
+        if [[ -z "$line" ]]; then
+            want[$name]=succeeds
+        else
+            at[$name]="${line%%$'\t'*}"
+            msg="${line#*$'\t'}"
+            bound=""
+            [[ "$msg" =~ after\ ([0-9]+)s ]] && bound="${BASH_REMATCH[1]}"
+            if [[ -n "$bound" ]] && ((bound <= 60)); then want[$name]=fails; else want[$name]=stalls; fi
+        fi
+        local said="${want[$name]}${at[$name]:+ at ${at[$name]}}"
+        log "$(basename "$f"): syncguard predicts: $said"
+        assert_eq "$(basename "$f"): syncguard's prediction is the case's" "$(models_expect "$f")" "$said"
+        as_git_publish "$name" "$f" >/dev/null || fail "git publish of $name failed"
+        app_create "$name" "$name" "$name" manual
+    done
+    for name in "${!want[@]}"; do claim_sync "$name"; done
+    for name in "${!want[@]}"; do
+        case "${want[$name]}" in
+            succeeds)
+                app_wait "$name" 180 "operation Succeeded" '.status.operationState.phase == "Succeeded"'
+                k get configmap after -n "$name" >/dev/null || fail "$name: ConfigMap after missing after the sync"
+                ;;
+            fails)
+                app_wait "$name" 150 "operation Failed at ${at[$name]}" \
+                    "$(printf '.status.operationState.phase == "Failed" and ([.status.operationState.syncResult.resources[]? | select("\(.kind)/\(.name)" == "%s")] | length == 1)' "${at[$name]}")"
+                expect_absent configmap after "$name"
+                log "$name: $(app_json "$name" | jq -r '.status.operationState.message')"
+                ;;
+            stalls)
+                app_wait "$name" 120 "operation Running, waiting for ${at[$name]}" \
+                    "$(printf '.status.operationState.phase == "Running" and (.status.operationState.message // "" | contains("/%s"))' "${at[$name]}")"
+                ;;
+        esac
+    done
+    # The stalls hold: 45 s after the last of them started waiting, nothing has moved.
+    for name in "${!want[@]}"; do
+        [[ "${want[$name]}" == stalls ]] || continue
+        app_hold "$name" 5 "still Running on ${at[$name]}" '.status.operationState.phase == "Running"'
+    done
+    sleep 40
+    for name in "${!want[@]}"; do
+        [[ "${want[$name]}" == stalls ]] || continue
+        app_hold "$name" 2 "still Running on ${at[$name]} after 45 s" \
+            "$(printf '.status.operationState.phase == "Running" and (.status.operationState.message // "" | contains("/%s"))' "${at[$name]}")"
+        expect_absent configmap after "$name"
+    done
+    for name in "${!want[@]}"; do app_stop "$name"; done
+}

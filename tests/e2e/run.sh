@@ -28,6 +28,7 @@ SCENARIOS=(
     unknown_hook_denied
     invalid_wave_denied
     dry_run
+    check_cluster
     clean_unchanged
     fixtures
     reinvocation
@@ -56,6 +57,7 @@ ARGOCD_SCENARIOS=(
     argocd_no_drift
     argocd_oracle
     argocd_rule_claims
+    argocd_models
     argocd_chart
 )
 SKIPPED=()
@@ -507,6 +509,88 @@ scenario_dry_run() {
     local n
     n="$(sg_requests mutate CREATE Job patched)"
     ((n >= 1)) || fail "no patched Job CREATE counted"
+}
+
+# `syncguard check --cluster`: a server-side dry-run of each object shows what the API server
+# and its admission webhooks would store, and a declared field they rewrite is predicted as
+# drift (SG305), without anything being written. The rewriting webhook is syncguard's own, run
+# with a policy that moves Deployments' images to a registry mirror (as a mirror admission
+# controller or a Kyverno mutate policy would).
+scenario_check_cluster() {
+    ns e2e-drift
+    local pol="$WORK/mirror-policies" out err rc before
+    # The built-in rules (register_webhooks' probe needs them) and the mirror rule.
+    mkdir -p "$pol"
+    cp "$ROOT"/policies/*.rego "$ROOT"/policies/config.yaml "$pol/"
+    cat >"$pol/registry_mirror.rego" <<'EOF'
+package syncguard.rules.registry_mirror
+
+meta := {
+	"id": "SG990",
+	"title": "Images come from the registry mirror",
+	"severity": "low",
+	"action": "mutate",
+	"why": "e2e: an admission webhook that rewrites a declared field",
+	"kinds": ["Deployment"],
+}
+
+violations contains {"msg": "image moved to mirror.example", "path": sprintf("/spec/template/spec/containers/%d/image", [i])} if {
+	some i, c in input.resource.spec.template.spec.containers
+	not startswith(c.image, "mirror.example/")
+}
+
+patches contains {"op": "replace", "path": sprintf("/spec/template/spec/containers/%d/image", [i]), "value": concat("", ["mirror.example/", c.image])} if {
+	some i, c in input.resource.spec.template.spec.containers
+	not startswith(c.image, "mirror.example/")
+}
+EOF
+    touch "$WORK/sg-cluster-mode"
+    sg_stop
+    sg_start --policies "$pol"
+    register_webhooks Ignore
+    cat >"$WORK/drift.yaml" <<'EOF'
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: e2e-drift}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27", resources: {requests: {cpu: 1000m}}}]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: web-settings, namespace: e2e-drift}
+data: {mode: fast}
+---
+apiVersion: e2e.syncguard.dev/v1
+kind: NotServed
+metadata: {name: nothing, namespace: e2e-drift}
+spec: {size: 1}
+EOF
+    # Offline, nothing predicts the rewrite.
+    run_capture out err rc "$SYNCGUARD" check --format json "$WORK/drift.yaml"
+    assert_eq "offline check: SG305 findings" 0 "$(jq '[.findings[] | select(.rule_id == "SG305")] | length' <<<"$out")"
+    before="$(sg_requests mutate CREATE Deployment patched)"
+    run_capture out err rc "$SYNCGUARD" check --cluster --format json "$WORK/drift.yaml"
+    ((rc <= 1)) || fail "check --cluster exited $rc: $err"
+    printf '%s\n' "$err" | sed '/^$/d; s/^/    check: /'
+    # 1000m is stored as 1, which Argo CD normalises as well: not drift.
+    assert_eq "check --cluster: SG305 findings" \
+        "Deployment web /spec/template/spec/containers/0/image" \
+        "$(jq -r '[.findings[] | select(.rule_id == "SG305") | "\(.resource.kind) \(.resource.name) \(.path)"] | join(";")' <<<"$out")"
+    assert_contains "the finding" "$(jq -r '.findings[] | select(.rule_id == "SG305") | .message' <<<"$out")" \
+        'is declared "nginx:1.27", but the cluster stores "mirror.example/nginx:1.27" (server-side dry-run'
+    # The unserved kind is named on stderr and judged offline.
+    assert_contains "check --cluster stderr" "$err" "no dry-run of NotServed e2e-drift/nothing: the cluster does not serve"
+    # The webhook saw the dry-run ...
+    (($(sg_requests mutate CREATE Deployment patched) > before)) || fail "the webhook did not see the dry-run"
+    log "ok: the webhook patched the dry-run request"
+    # ... and nothing was written.
+    expect_absent deployment web e2e-drift
+    expect_absent configmap web-settings e2e-drift
 }
 
 scenario_clean_unchanged() {
