@@ -195,6 +195,9 @@ def check_render(args):
             problem(f"{kn(d)}: pod securityContext needs runAsNonRoot and seccomp RuntimeDefault")
         for c in pod["containers"]:
             sc = c.get("securityContext") or {}
+            for m in c.get("volumeMounts", []):
+                if not m.get("readOnly"):
+                    problem(f"{kn(d)} {c['name']}: volume {m['name']} is mounted writable; syncguard writes nothing")
             if not sc.get("readOnlyRootFilesystem") or sc.get("allowPrivilegeEscalation") is not False \
                     or (sc.get("capabilities") or {}).get("drop") != ["ALL"]:
                 problem(f"{kn(d)} {c['name']}: needs readOnlyRootFilesystem, no privilege escalation, drop ALL")
@@ -300,13 +303,18 @@ def check_render(args):
                         "last-applied annotation (256 KiB) under Argo CD's client-side apply")
             else:
                 print(f"  policy ConfigMap {cm['metadata']['name']}: {size} bytes as JSON (budget {LAST_APPLIED_BUDGET})")
-        files = {n: open(os.path.join(args.chart, "policies", n), encoding="utf-8").read()
-                 for n in os.listdir(os.path.join(args.chart, "policies"))}
-        for n, body in files.items():
-            if n == "config.yaml" and v == "all-on":
-                continue  # replaced by policies.config
-            if data.get(n) != body:
-                problem(f"policy ConfigMaps: data[{n}] differs from charts/syncguard/policies/{n}")
+        # The chart carries no copy of the built-in rules: only the overlay (policies.config as
+        # config.yaml, policies.extraFiles), so it can never run rules that do not match the binary.
+        builtin = set(os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "policies")))
+        for n in data:
+            if n != "config.yaml" and not n.endswith(".rego"):
+                problem(f"policy ConfigMaps: data[{n}] is neither config.yaml nor a *.rego file")
+            if n in builtin and v != "all-on":
+                problem(f"policy ConfigMaps: data[{n}] is a copy of a built-in file; the binary carries the rules")
+        if v == "default" and data:
+            problem(f"policy ConfigMaps: the defaults should give an empty overlay, found {sorted(data)}")
+        if v == "all-on" and ("config.yaml" not in data or "team_rule.rego" not in data):
+            problem(f"policy ConfigMaps: policies.config and policies.extraFiles missing from {sorted(data)}")
         names = {cm["metadata"]["name"] for cm in cms}
         for d in by_kind(docs, "Deployment"):
             for vol in d["spec"]["template"]["spec"].get("volumes", []):
@@ -314,6 +322,10 @@ def check_render(args):
                     mounted = {s["configMap"]["name"] for s in vol.get("projected", {}).get("sources", [])}
                     if mounted != names:
                         problem(f"{kn(d)}: the policies volume mounts {sorted(mounted)}, want {sorted(names)}")
+        for d in by_kind(docs, "Deployment"):
+            for vol in d["spec"]["template"]["spec"].get("volumes", []):
+                if "emptyDir" in vol:
+                    problem(f"{kn(d)}: emptyDir volume {vol['name']}; syncguard needs no writable volume")
         if args.extract_policies:
             os.makedirs(args.extract_policies, exist_ok=True)
             for n, body in data.items():

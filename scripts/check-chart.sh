@@ -3,7 +3,7 @@
 # scripts/install-helm.sh (.tools/bin/helm, .tools/chart-venv with kubernetes-validate) and the
 # syncguard debug binary (built here with `cargo build` if needed; SYNCGUARD_BIN overrides).
 #
-#  1. the chart's copy of policies/ is current (scripts/sync-chart-policies.sh --check)
+#  1. (retired: the chart carried a copy of policies/; the rules now come from the binary)
 #  2. templates use nothing that differs between renders or needs the cluster (genCA, rand*,
 #     now, lookup, ...)
 #  3. helm lint, with the defaults and with --strict, for each values set
@@ -14,9 +14,10 @@
 #     (kubernetes-validate, strict: unknown fields fail); only cert-manager.io kinds have no
 #     schema there and are skipped, by name; plus the chart's own promises (scripts/chart_assert.py
 #     below): failurePolicy, timeouts, namespace exclusions, security settings, RBAC, caBundle,
-#     no hook annotations, the policy ConfigMap equal to the files and small enough for
+#     no hook annotations, no writable volume, the policy ConfigMap holding only the overlay
+#     (policies.config, policies.extraFiles: no copy of a built-in rule) and small enough for
 #     client-side apply
-#  6. the policy ConfigMap as rendered loads and passes the rules' tests, and dogfood:
+#  6. the overlay as rendered, laid over the built-in rules, loads and passes every test, and dogfood:
 #     `syncguard check --fail-on info` with those rules over each render finds nothing (exit 0, zero
 #     findings; the only exemption allowed is SG203 on cert-manager kinds, see the chart README)
 #  7. the example Argo CD Application: ignores caBundle with RespectIgnoreDifferences=true, and
@@ -59,10 +60,6 @@ else
     SG="$target_dir/debug/syncguard"
 fi
 [[ -x "$SG" ]] || fail "no syncguard binary at $SG"
-
-# ---- 1. policy copy ----
-step "chart policy copy is current"
-"$ROOT/scripts/sync-chart-policies.sh" --check || fail "charts/syncguard/policies/ is stale (run scripts/sync-chart-policies.sh)"
 
 # ---- 2. templates: nothing random, time- or cluster-dependent, no hooks ----
 step "templates: no genCA/rand*/now/lookup"
@@ -162,17 +159,13 @@ for v in "${VARIANTS[@]}"; do
         --extract-policies "$WORK/$v.policies" ||
         fail "[$v] rendered objects fail the schema or the chart's assertions"
 
-    # The policy ConfigMap as the pods will mount it (with policies.config / extraFiles) must load.
-    # The ConfigMap carries rules without their tests (size), and `syncguard test` refuses a
-    # directory with no tests; so the repository's tests run against the rules as mounted.
-    step "[$v] the rendered policy ConfigMap loads and passes the rules' tests (syncguard test)"
-    mkdir -p "$WORK/$v.tested"
-    cp "$WORK/$v.policies"/* "$WORK/$v.tested/"
-    cp "$ROOT"/policies/*_test.rego "$WORK/$v.tested/"
-    "$SG" test "$WORK/$v.tested" >"$WORK/test.txt" 2>&1 || { tail -20 "$WORK/test.txt" >&2; fail "[$v] the policy set in the ConfigMap does not load or fails its tests"; }
+    # The overlay as the pods will mount it (policies.config / extraFiles), laid over the built-in
+    # rules as `--policy-overlay` loads it, must load and pass every test of the merged set.
+    step "[$v] the rendered policy overlay loads and passes the tests (syncguard test --overlay)"
+    "$SG" test --overlay "$WORK/$v.policies" >"$WORK/test.txt" 2>&1 || { tail -20 "$WORK/test.txt" >&2; fail "[$v] the policy overlay in the ConfigMap does not load or fails its tests"; }
 
     # ---- 6. dogfood, with the rules the chart deploys ----
-    dogfood "$v" "$WORK/$v.yaml" --policies "$WORK/$v.policies"
+    dogfood "$v" "$WORK/$v.yaml" --policy-overlay "$WORK/$v.policies"
 done
 
 # ---- 7. the example Argo CD Application, with the chart rendered from its own values ----

@@ -49,8 +49,9 @@ pub enum Command {
     /// `test_`, and prints PASS/FAIL per test and a summary line. Test packages run side by side
     /// (each with all the rules); a test that fails is run again with every file loaded, so
     /// what is reported is what the whole directory gives. A directory with only a config.yaml
-    /// runs the built-in rules' tests with that configuration. Exit code 1 when a test fails or
-    /// errors, 2 when the policies do not load or DIR holds no test_* rule at all (nothing
+    /// runs the built-in rules' tests with that configuration; with --overlay, DIR is laid over
+    /// the built-in rules as `serve --policy-overlay DIR` loads it. Exit code 1 when a test fails
+    /// or errors, 2 when the policies do not load or DIR holds no test_* rule at all (nothing
     /// was tested).
     ///
     /// Examples:
@@ -58,6 +59,8 @@ pub enum Command {
     ///   syncguard test policies/
     ///
     ///   syncguard test policies/ --coverage
+    ///
+    ///   syncguard test --overlay my-rules/     # my rules and config over the built-in set
     Test(TestArgs),
 
     /// Check rendered manifests against the policies and report every finding with file:line.
@@ -126,7 +129,7 @@ pub enum Command {
     ///
     ///   syncguard serve --cert-dir certs/dev --listen 127.0.0.1:8443
     ///
-    ///   syncguard serve --cert-dir /etc/syncguard/tls --policies /etc/syncguard/policies \
+    ///   syncguard serve --cert-dir /etc/syncguard/tls --policy-overlay /etc/syncguard/policies \
     ///     --probe-listen 0.0.0.0:8080 --on-error allow
     Serve(ServeArgs),
 
@@ -215,6 +218,18 @@ pub struct ServeArgs {
     /// config.yaml runs the built-in rules (and tests) with that configuration.
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
     pub policies: Option<PathBuf>,
+
+    /// Directory laid over the built-in rules, watched: a file named like a built-in rule file
+    /// (e.g. hook_deadline.rego) replaces it, other *.rego files add rules, and its config.yaml
+    /// replaces the built-in one. The set goes live only when it loads and every test of the
+    /// merged set passes. The usual way to run syncguard: the binary's own rules plus yours.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SYNCGUARD_POLICY_OVERLAY",
+        conflicts_with = "policies"
+    )]
+    pub policy_overlay: Option<PathBuf>,
 
     /// Rendered manifests (per Application) that give admission-time context, so ordering
     /// rules (SG2xx) can judge an admitted object inside its Application; watched.
@@ -419,6 +434,18 @@ pub struct ReconcileArgs {
     /// config.yaml runs the built-in rules with that configuration (as for `check`).
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
     pub policies: Option<PathBuf>,
+
+    /// Directory laid over the built-in rules, watched: a file named like a built-in rule file
+    /// (e.g. hook_deadline.rego) replaces it, other *.rego files add rules, and its config.yaml
+    /// replaces the built-in one. The set goes live only when it loads and every test of the
+    /// merged set passes. The usual way to run syncguard: the binary's own rules plus yours.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SYNCGUARD_POLICY_OVERLAY",
+        conflicts_with = "policies"
+    )]
+    pub policy_overlay: Option<PathBuf>,
 
     /// The policy engine's deadline per object.
     #[arg(
@@ -636,6 +663,17 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
     pub policies: Option<PathBuf>,
 
+    /// Directory laid over the built-in rules: a file named like a built-in rule file replaces
+    /// it, other *.rego files add rules, its config.yaml replaces the built-in one (the same
+    /// overlay `serve --policy-overlay` runs).
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SYNCGUARD_POLICY_OVERLAY",
+        conflicts_with = "policies"
+    )]
+    pub policy_overlay: Option<PathBuf>,
+
     /// Show the JSON patch each mutating rule proposes.
     #[arg(long)]
     pub show_patches: bool,
@@ -763,6 +801,12 @@ pub struct TestArgs {
     /// The policy directory.
     #[arg(value_name = "DIR", default_value = "policies")]
     pub dir: PathBuf,
+
+    /// Treat DIR as an overlay of the built-in rules (as `serve --policy-overlay DIR` loads it)
+    /// and run every test of the merged set: the built-in tests of the rules it keeps and
+    /// reconfigures, and its own.
+    #[arg(long)]
+    pub overlay: bool,
 
     /// Also report which lines of each rule file the tests executed.
     #[arg(long)]

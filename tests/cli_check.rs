@@ -619,3 +619,76 @@ fn check_cluster_says_when_the_cluster_cannot_be_reached_and_checks_nothing() {
     );
     assert_eq!(alone.status.code(), Some(2));
 }
+
+#[test]
+fn a_policy_overlay_adds_a_rule_reconfigures_the_built_in_ones_and_is_tested_as_one_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let overlay = dir.path().to_str().unwrap();
+    std::fs::write(
+        dir.path().join("team_label.rego"),
+        "package syncguard.rules.team_label\n\nmeta := {\"id\": \"TEAM1\", \"title\": \"team label\", \
+         \"severity\": \"low\", \"action\": \"warn\"}\n\n\
+         violations contains {\"msg\": \"no team label\", \"path\": \"/metadata/labels\"} if {\n\
+         \tinput.resource.kind == \"Job\"\n\tnot input.resource.metadata.labels.team\n}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("team_label_test.rego"),
+        "package syncguard.rules.team_label_test\n\nimport data.syncguard.rules.team_label\n\n\
+         test_reports if count(team_label.violations) == 1 with input as \
+         {\"resource\": {\"kind\": \"Job\", \"metadata\": {}}}\n",
+    )
+    .unwrap();
+    // SG101 (hook Job without a deadline) is a mutation by default; the overlay turns it off.
+    std::fs::write(dir.path().join("config.yaml"), "actions:\n  SG101: off\n").unwrap();
+
+    let plain = json(&run(
+        &["check", "examples/seed-incident", "--format", "json"],
+        None,
+    ));
+    let laid = run(
+        &[
+            "check",
+            "examples/seed-incident",
+            "--format",
+            "json",
+            "--policy-overlay",
+            overlay,
+        ],
+        None,
+    );
+    let laid = json(&laid);
+    let (before, after) = (open_rules(&plain), open_rules(&laid));
+    assert!(before.contains(&"SG101".to_string()), "{before:?}");
+    assert!(!after.contains(&"SG101".to_string()), "{after:?}");
+    assert!(after.contains(&"TEAM1".to_string()), "{after:?}");
+    // Every other built-in rule still runs.
+    for rule in before.iter().filter(|r| *r != "SG101") {
+        assert!(after.contains(rule), "{rule} lost under the overlay: {after:?}");
+    }
+
+    // `test --overlay` runs the built-in tests and the overlay's own; `test` alone only the
+    // overlay's, against its rule only.
+    let merged = run(&["test", "--overlay", overlay, "--format", "json"], None);
+    assert_eq!(merged.status.code(), Some(0), "{}", out(&merged));
+    let merged = json(&merged);
+    let alone = json(&run(&["test", overlay, "--format", "json"], None));
+    let count = |r: &Value| r["results"].as_array().unwrap().len();
+    assert_eq!(count(&alone), 1);
+    assert!(count(&merged) > 100, "{}", count(&merged));
+
+    // The two sources exclude each other.
+    let both = run(
+        &[
+            "check",
+            "examples/seed-incident",
+            "--policies",
+            overlay,
+            "--policy-overlay",
+            overlay,
+        ],
+        None,
+    );
+    assert_eq!(both.status.code(), Some(2), "{}", err(&both));
+    assert!(err(&both).contains("cannot be used with"), "{}", err(&both));
+}

@@ -71,7 +71,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let progress = Progress::new(std::io::stderr().is_terminal());
-    let source = PolicySource::from_arg(args.policies.clone());
+    let source = PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone());
     progress.say(&format!("loading {}", source.describe()));
     let policies = source
         .load()

@@ -88,7 +88,7 @@ pub fn config(
         audit_namespaces: clean(&args.audit_namespaces),
         audit_exclude_namespaces: clean(&args.audit_exclude_namespaces),
         report_max_results: args.report_max_results,
-        policies: PolicySource::from_arg(args.policies.clone()),
+        policies: PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone()),
         rule_deadline: Duration::from_millis(args.rule_deadline_ms.max(1)),
         lease,
         field_manager: args.field_manager.clone(),

@@ -21,7 +21,7 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
         listen: args.listen,
         probe_listen: args.probe_listen,
         cert_dir: args.cert_dir.clone(),
-        policies: PolicySource::from_arg(args.policies.clone()),
+        policies: PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone()),
         app_context: args.app_context.clone(),
         cluster: args.cluster,
         app_namespaces: args.app_namespace.clone(),

@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use crate::cli::{TestArgs, TestFormat};
-use crate::policy::test_runner::{TestOptions, render_text, run_tests};
+use crate::policy::builtin::PolicySource;
+use crate::policy::test_runner::{TestOptions, render_text, run_source_tests};
 
 use super::Outcome;
 
@@ -17,7 +18,12 @@ pub fn run(args: &TestArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         coverage: args.coverage,
         ..TestOptions::default()
     };
-    let report = run_tests(&args.dir, &options)
+    let source = if args.overlay {
+        PolicySource::Overlay(args.dir.clone())
+    } else {
+        PolicySource::Dir(args.dir.clone())
+    };
+    let report = run_source_tests(&source, &options)
         .map_err(|e| anyhow::anyhow!("cannot load policies from {}: {e}", args.dir.display()))?;
     if report.results.is_empty() {
         anyhow::bail!(

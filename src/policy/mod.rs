@@ -352,7 +352,24 @@ impl PolicySet {
     /// are not part of the evaluator: tests use `with`, which the VM cannot run, and evaluating
     /// them per resource would be waste.
     pub fn load_with(dir: &Path, options: &LoadOptions) -> Result<PolicySet, PolicyError> {
-        let files = source::read_dir(dir)?;
+        Self::load_files(source::read_dir(dir)?, dir, options)
+    }
+
+    /// Loads a policy source: the built-in files from the binary (nothing is written to disk),
+    /// a directory, or a directory laid over the built-in files ([`builtin::PolicySource`]).
+    pub fn load_source(
+        source: &builtin::PolicySource,
+        options: &LoadOptions,
+    ) -> Result<PolicySet, PolicyError> {
+        Self::load_files(source.files()?, &source.label(), options)
+    }
+
+    /// Loads files already read; `dir` names the set in messages.
+    fn load_files(
+        files: source::PolicyDir,
+        dir: &Path,
+        options: &LoadOptions,
+    ) -> Result<PolicySet, PolicyError> {
         let (config, config_file) = match &files.config {
             Some((path, text)) => {
                 let config = Config::parse(text).map_err(|e| PolicyError::Config {
@@ -368,9 +385,9 @@ impl PolicySet {
         let mut engine = Engine::new();
         let mut tests = Engine::new();
         for f in &files.rego {
-            // The built-in tests of a configuration-only directory are not parsed either: `cargo
-            // test` runs them, as for the built-in set.
-            if f.is_test && (!options.parse_tests || files.builtin_rules) {
+            // The built-in tests are not parsed either: `cargo test` ran them when the binary was
+            // built, and they are the larger half of the built-in files.
+            if f.is_test && (!options.parse_tests || f.builtin) {
                 continue;
             }
             let target = if f.is_test { &mut tests } else { &mut engine };

@@ -6,13 +6,13 @@
 //! the tests vouch for files that are not the ones loaded. The directory's fingerprint is taken
 //! before and after; if it moved, the whole check is repeated.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use thiserror::Error;
 
-use super::builtin::{BUILTIN_POLICY_FILES, PolicySource};
-use super::test_runner::{TestOptions, TestOutcome, run_tests};
+use super::builtin::PolicySource;
+use super::test_runner::{TestOptions, TestOutcome, run_source_tests};
 use super::watch::{DirWatch, fingerprint};
 use super::{LoadOptions, PolicyError, PolicySet};
 
@@ -38,9 +38,6 @@ pub enum LoadError {
     /// The directory kept changing while it was being checked.
     #[error("{0}: the directory kept changing while it was loaded; will retry on the next change")]
     Moving(String),
-    /// A temporary directory for the built-in rules could not be made.
-    #[error("cannot stage the built-in policies: {0}")]
-    Staging(std::io::Error),
 }
 
 impl LoadError {
@@ -50,7 +47,6 @@ impl LoadError {
             LoadError::Policy(e) => e.metric_label(),
             LoadError::Tests { .. } => "tests",
             LoadError::Moving(_) => "moving",
-            LoadError::Staging(_) => "io",
         }
     }
 }
@@ -67,26 +63,23 @@ pub fn load(
         deadline: rule_deadline,
         ..LoadOptions::default()
     };
-    match source {
-        PolicySource::Builtin => {
-            let dir = tempfile::Builder::new()
-                .prefix("syncguard-policies-")
-                .tempdir()
-                .map_err(LoadError::Staging)?;
-            for (name, text) in BUILTIN_POLICY_FILES {
-                std::fs::write(dir.path().join(name), text).map_err(LoadError::Staging)?;
-            }
-            Ok((PolicySet::load_with(dir.path(), &options)?, None))
-        }
-        PolicySource::Dir(dir) => {
-            let (set, fp) = load_tested(dir, &options)?;
+    match source.watched_dir() {
+        None => Ok((PolicySet::load_source(source, &options)?, None)),
+        Some(_) => {
+            let (set, fp) = load_tested(source, &options)?;
             Ok((set, Some(fp)))
         }
     }
 }
 
-/// Loads `dir` and runs its tests; both must succeed on the same content.
-pub fn load_tested(dir: &Path, options: &LoadOptions) -> Result<(PolicySet, u64), LoadError> {
+/// Loads a directory (or a directory laid over the built-in set) and runs its tests; both must
+/// succeed on the same content of the directory.
+pub fn load_tested(
+    source: &PolicySource,
+    options: &LoadOptions,
+) -> Result<(PolicySet, u64), LoadError> {
+    let dir = source.label();
+    let dir = dir.as_path();
     let label = dir.display().to_string();
     for _ in 0..ATTEMPTS {
         let before = fingerprint(dir, false);
@@ -98,8 +91,8 @@ pub fn load_tested(dir: &Path, options: &LoadOptions) -> Result<(PolicySet, u64)
             ..options.clone()
         };
         let (set, report) = rayon::join(
-            || PolicySet::load_with(dir, &load_options),
-            || run_tests(dir, &TestOptions::default()),
+            || PolicySet::load_source(source, &load_options),
+            || run_source_tests(source, &TestOptions::default()),
         );
         let set = set?;
         let report = report?;
@@ -135,13 +128,14 @@ pub fn load_tested(dir: &Path, options: &LoadOptions) -> Result<(PolicySet, u64)
     Err(LoadError::Moving(label))
 }
 
-/// Follows a policy directory for hot reload (the webhook's and the reconciler's): on every
-/// change of its content, loads it with [`load_tested`]; a set that loads and passes its tests
+/// Follows the directory of a policy source (a whole set or an overlay) for hot reload (the
+/// webhook's and the reconciler's): on every change of its content, loads the source with
+/// [`load_tested`]; a set that loads and passes its tests
 /// goes to `accept`, a broken one to `reject` — once per content, not on every poll. `last` is
 /// the fingerprint of the content the live set was loaded from; the directory is compared with
 /// it once at the start too. Runs until the task is dropped.
 pub(crate) async fn follow(
-    dir: PathBuf,
+    source: PolicySource,
     options: LoadOptions,
     mut last: u64,
     debounce: Duration,
@@ -149,6 +143,9 @@ pub(crate) async fn follow(
     mut accept: impl FnMut(PolicySet, Duration),
     mut reject: impl FnMut(&LoadError),
 ) {
+    let Some(dir) = source.watched_dir().map(Path::to_path_buf) else {
+        return;
+    };
     let mut watch = DirWatch::new(&dir, false, debounce, poll);
     // The first pass looks at once: `last` describes the content the live set was loaded from,
     // and the directory may have changed before the watch existed.
@@ -164,10 +161,10 @@ pub(crate) async fn follow(
         if fp == last {
             continue;
         }
-        let d = dir.clone();
+        let s = source.clone();
         let o = options.clone();
         let started = std::time::Instant::now();
-        let Ok(result) = tokio::task::spawn_blocking(move || load_tested(&d, &o)).await else {
+        let Ok(result) = tokio::task::spawn_blocking(move || load_tested(&s, &o)).await else {
             continue;
         };
         match result {

@@ -7,6 +7,12 @@
 //! A directory with a `config.yaml` and no `.rego` file at all is a *configuration-only*
 //! directory: it stands for the built-in rules (and their tests) with that `config.yaml` in place
 //! of the built-in one, so one rule can be turned off or down without copying every rule.
+//!
+//! Three sets can be read ([`super::builtin::PolicySource`]): the built-in files alone (from the
+//! binary, never from disk: [`builtin`]), a directory alone ([`read_dir`]), or a directory laid
+//! over the built-in files ([`overlay`]): a file of the directory with the name of a built-in
+//! file replaces it, any other file is added, and its `config.yaml`, when present, replaces the
+//! built-in one.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -25,6 +31,8 @@ pub struct RegoFile {
     pub text: String,
     /// True for `*_test.rego`: tests, never evaluated against resources.
     pub is_test: bool,
+    /// True for a file compiled into the binary (its tests ran when the binary was built).
+    pub builtin: bool,
 }
 
 /// The files of a policy directory.
@@ -34,8 +42,6 @@ pub struct PolicyDir {
     pub rego: Vec<RegoFile>,
     /// `config.yaml` and its contents, if present.
     pub config: Option<(PathBuf, String)>,
-    /// True for a configuration-only directory: `rego` holds the built-in files.
-    pub builtin_rules: bool,
 }
 
 /// The label of a built-in rule file, in messages and diagnostics.
@@ -51,9 +57,52 @@ pub fn read_dir(dir: &Path) -> Result<PolicyDir, PolicyError> {
     let mut read = read_files(dir)?;
     if read.rego.is_empty() && read.config.is_some() {
         read.rego = builtin_rego();
-        read.builtin_rules = true;
     }
     Ok(read)
+}
+
+/// The built-in rule and test files and the built-in `config.yaml`, straight from the binary.
+pub fn builtin() -> PolicyDir {
+    let config = super::builtin::BUILTIN_POLICY_FILES
+        .iter()
+        .find(|(name, _)| *name == CONFIG_FILE)
+        .map(|(_, text)| {
+            (
+                Path::new(BUILTIN_LABEL_DIR).join(CONFIG_FILE),
+                (*text).to_string(),
+            )
+        });
+    PolicyDir {
+        rego: builtin_rego(),
+        config,
+    }
+}
+
+/// The built-in files with the files of `dir` laid over them: a `.rego` file of `dir` named like
+/// a built-in one replaces it (a rule and its test are replaced separately), others are added;
+/// `dir`'s `config.yaml`, when present, replaces the built-in one (keys it leaves out take their
+/// defaults, as in any `config.yaml`). An empty `dir` gives the built-in set.
+pub fn overlay(dir: &Path) -> Result<PolicyDir, PolicyError> {
+    let user = read_files(dir)?;
+    let mut merged = builtin();
+    for file in user.rego {
+        match merged.rego.iter_mut().find(|b| b.name() == file.name()) {
+            Some(slot) => *slot = file,
+            None => merged.rego.push(file),
+        }
+    }
+    merged.rego.sort_by(|a, b| a.name().cmp(b.name()));
+    if user.config.is_some() {
+        merged.config = user.config;
+    }
+    Ok(merged)
+}
+
+impl RegoFile {
+    /// The file name (the last part of the label).
+    pub fn name(&self) -> &str {
+        self.label.rsplit('/').next().unwrap_or(&self.label)
+    }
 }
 
 /// The built-in `.rego` files (rules and tests), sorted by name.
@@ -65,6 +114,7 @@ fn builtin_rego() -> Vec<RegoFile> {
             label: format!("{BUILTIN_LABEL_DIR}/{name}"),
             text: (*text).to_string(),
             is_test: name.ends_with("_test.rego"),
+            builtin: true,
         })
         .collect()
 }
@@ -101,15 +151,12 @@ fn read_files(dir: &Path) -> Result<PolicyDir, PolicyError> {
             rego.push(RegoFile {
                 label: path.display().to_string(),
                 is_test: name.ends_with("_test.rego"),
+                builtin: false,
                 text,
             });
         }
     }
-    Ok(PolicyDir {
-        rego,
-        config,
-        builtin_rules: false,
-    })
+    Ok(PolicyDir { rego, config })
 }
 
 /// A regorus diagnostic split into its position and message.
@@ -196,7 +243,7 @@ mod tests {
         fs::write(dir.path().join(CONFIG_FILE), "actions: {SG103: off}\n").unwrap();
         fs::write(dir.path().join("README.md"), "my tuning").unwrap();
         let read = read_dir(dir.path()).unwrap();
-        assert!(read.builtin_rules);
+        assert!(read.rego.iter().all(|f| f.builtin));
         let (path, text) = read.config.unwrap();
         assert_eq!(path, dir.path().join(CONFIG_FILE));
         assert_eq!(text, "actions: {SG103: off}\n");
@@ -209,11 +256,71 @@ mod tests {
         // one rule file means the directory is a whole policy set of its own.
         let empty = tempfile::tempdir().unwrap();
         let read = read_dir(empty.path()).unwrap();
-        assert!(read.rego.is_empty() && !read.builtin_rules);
+        assert!(read.rego.is_empty());
         fs::write(dir.path().join("mine.rego"), "package syncguard.rules.mine").unwrap();
         let read = read_dir(dir.path()).unwrap();
-        assert!(!read.builtin_rules);
+        assert!(!read.rego[0].builtin);
         assert_eq!(read.rego.len(), 1);
+    }
+
+    #[test]
+    fn an_overlay_replaces_builtin_files_by_name_and_adds_the_others() {
+        let builtin = builtin();
+        let (label, text) = builtin.config.clone().unwrap();
+        assert_eq!(label, Path::new("<built-in>/config.yaml"));
+        assert!(text.contains("actions"));
+
+        // An empty overlay is the built-in set, file for file.
+        let empty = tempfile::tempdir().unwrap();
+        let same = overlay(empty.path()).unwrap();
+        let labels = |d: &PolicyDir| d.rego.iter().map(|f| f.label.clone()).collect::<Vec<_>>();
+        assert_eq!(labels(&same), labels(&builtin));
+        assert_eq!(same.config, builtin.config);
+
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(
+            dir.path().join("hook_restart_on_failure.rego"),
+            "package mine",
+        )
+        .unwrap();
+        fs::write(
+            dir.path().join("my_rule.rego"),
+            "package syncguard.rules.my_rule",
+        )
+        .unwrap();
+        fs::write(dir.path().join(CONFIG_FILE), "actions: {SG103: off}\n").unwrap();
+        let merged = overlay(dir.path()).unwrap();
+        assert_eq!(merged.rego.len(), builtin.rego.len() + 1);
+        let replaced = merged
+            .rego
+            .iter()
+            .find(|f| f.name() == "hook_restart_on_failure.rego")
+            .unwrap();
+        assert_eq!(replaced.text, "package mine");
+        assert!(!replaced.builtin);
+        assert!(
+            replaced
+                .label
+                .starts_with(&dir.path().display().to_string())
+        );
+        // The built-in test of the replaced rule stays unless it is replaced too.
+        assert!(
+            merged
+                .rego
+                .iter()
+                .any(|f| f.name() == "hook_restart_on_failure_test.rego" && f.builtin)
+        );
+        assert!(merged.rego.iter().any(|f| f.name() == "my_rule.rego"));
+        assert_eq!(merged.config.unwrap().1, "actions: {SG103: off}\n");
+        let mut names: Vec<&str> = merged.rego.iter().map(RegoFile::name).collect();
+        let sorted = {
+            let mut n = names.clone();
+            n.sort_unstable();
+            n
+        };
+        assert_eq!(names, sorted);
+        names.dedup();
+        assert_eq!(names.len(), merged.rego.len());
     }
 
     #[test]

@@ -34,6 +34,7 @@ use serde_json::json;
 
 use rayon::prelude::*;
 
+use super::builtin::PolicySource;
 use super::source::{self, RegoFile, one_line};
 use super::{Config, PolicyError};
 
@@ -166,7 +167,24 @@ struct TestCase {
 /// Load problems (unreadable files, syntax errors, invalid `config.yaml`, compile errors such as
 /// unknown functions) are a [`PolicyError`], not failed tests: nothing could run.
 pub fn run_tests(dir: &Path, options: &TestOptions) -> Result<TestReport, PolicyError> {
-    let files = source::read_dir(dir)?;
+    run_tests_of(source::read_dir(dir)?, dir, options)
+}
+
+/// Runs the tests of a policy source: a directory, the built-in set, or a directory laid over
+/// it (every test of the merged set: the built-in tests of rules the overlay keeps or
+/// reconfigures, and the overlay's own).
+pub fn run_source_tests(
+    source: &PolicySource,
+    options: &TestOptions,
+) -> Result<TestReport, PolicyError> {
+    run_tests_of(source.files()?, &source.label(), options)
+}
+
+fn run_tests_of(
+    files: source::PolicyDir,
+    dir: &Path,
+    options: &TestOptions,
+) -> Result<TestReport, PolicyError> {
     let config = match &files.config {
         Some((path, text)) => Config::parse(text).map_err(|e| PolicyError::Config {
             file: path.clone(),

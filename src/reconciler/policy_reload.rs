@@ -1,13 +1,13 @@
 //! Hot reload of the reconciler's policy directory, and the background audit it drives.
 //!
 //! Policies change in git; objects admitted before a rule existed must still be reported. The
-//! reconciler therefore watches its `--policies` directory the way the webhook does (the
+//! reconciler therefore watches its `--policies` (or `--policy-overlay`) directory the way the webhook does (the
 //! directory, not the files: Kubernetes swaps mounted ConfigMaps through a `..data` symlink), and
 //! a new set goes live only if it loads **and** passes its own `test_*` rules — a broken set never
 //! replaces the working one. Each accepted set bumps a generation number that the audit watches,
 //! so it re-runs right away instead of waiting for its interval.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,15 +31,14 @@ pub fn audit_task() -> ExtraTask {
     Box::new(|ctx: Arc<Context>, shutdown: Shutdown| {
         Box::pin(async move {
             let (generation, changed) = watch::channel(0u64);
-            let reload = match ctx.config.policies.clone() {
-                PolicySource::Dir(dir) => Some(tokio::spawn(watch_policies(
+            let reload = ctx.config.policies.watched_dir().is_some().then(|| {
+                tokio::spawn(watch_policies(
                     ctx.clone(),
-                    dir,
+                    ctx.config.policies.clone(),
                     generation,
                     POLL,
-                ))),
-                PolicySource::Builtin => None,
-            };
+                ))
+            });
             tokio::select! {
                 () = super::audit::run(ctx, changed) => {}
                 () = shutdown.wait() => {}
@@ -51,17 +50,21 @@ pub fn audit_task() -> ExtraTask {
     })
 }
 
-/// Reloads `dir` when it changes; an accepted set replaces `ctx.policies` and bumps
+/// Reloads the directory of `source` (a whole set or an overlay; nothing for the built-in set)
+/// when it changes; an accepted set replaces `ctx.policies` and bumps
 /// `generation`. Runs until the task is aborted. It starts from the fingerprint of the content
 /// the live set was loaded from (`ctx.policies_fingerprint`), so an edit made between that load
 /// and this task starting is reloaded at once; only without one (a set installed by hand, as in
 /// tests) is the directory fingerprinted when the task starts.
 pub async fn watch_policies(
     ctx: Arc<Context>,
-    dir: PathBuf,
+    source: PolicySource,
     generation: watch::Sender<u64>,
     poll: Duration,
 ) {
+    let Some(dir) = source.watched_dir().map(Path::to_path_buf) else {
+        return;
+    };
     let options = LoadOptions {
         deadline: ctx.config.rule_deadline,
         ..LoadOptions::default()
@@ -79,7 +82,7 @@ pub async fn watch_policies(
     };
     let label = dir.display().to_string();
     follow(
-        dir,
+        source,
         options,
         last,
         DEBOUNCE,
@@ -118,7 +121,7 @@ mod tests {
         let (generation, mut changed) = watch::channel(0u64);
         let task = tokio::spawn(watch_policies(
             ctx.clone(),
-            dir.path().to_path_buf(),
+            PolicySource::Dir(dir.path().to_path_buf()),
             generation,
             Duration::from_millis(100),
         ));
@@ -164,7 +167,7 @@ mod tests {
         // A poll interval long enough that only the first comparison can notice the edit.
         let task = tokio::spawn(watch_policies(
             ctx.clone(),
-            dir.path().to_path_buf(),
+            PolicySource::Dir(dir.path().to_path_buf()),
             generation,
             Duration::from_secs(3600),
         ));

@@ -301,11 +301,10 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
         rustls,
         first_seen,
     )));
-    if let (PolicySource::Dir(dir), Some(fp)) = (&config.policies, policy_fp) {
+    if let (Some(_), Some(fp)) = (config.policies.watched_dir(), policy_fp) {
         reloaders.push(tokio::spawn(reload_policies(
             state.clone(),
             config.clone(),
-            dir.clone(),
             fp,
         )));
     }
@@ -467,16 +466,17 @@ async fn reload_certificates(state: Arc<State>, config: Config, rustls: RustlsCo
     }
 }
 
-/// Reloads the policy directory when it changes; the new set must load and pass its tests.
-async fn reload_policies(state: Arc<State>, config: Config, dir: PathBuf, last: u64) {
+/// Reloads the policy directory (a whole set or an overlay) when it changes; the new set must
+/// load and pass its tests.
+async fn reload_policies(state: Arc<State>, config: Config, last: u64) {
     let metrics = state.metrics().clone();
     let options = crate::policy::LoadOptions {
         deadline: config.rule_deadline,
         ..crate::policy::LoadOptions::default()
     };
-    let label = dir.display().to_string();
+    let label = config.policies.label().display().to_string();
     policies::follow(
-        dir,
+        config.policies.clone(),
         options,
         last,
         config.reload_debounce,

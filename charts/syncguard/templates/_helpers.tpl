@@ -214,27 +214,25 @@ syncguard.dev/skip-reason: cert-manager, its CRDs and its controller are a prere
 {{- end -}}
 
 {{- /*
-The policy files (chart copy, policies.config, policies.extraFiles) split into parts small enough
-that each ConfigMap fits kubectl's last-applied annotation under Argo CD's client-side apply
-(256 KiB; each part stays under 150 kB of text). Returns JSON: {"0": {name: body}, "1": ...}.
+The overlay files (policies.config as config.yaml, policies.extraFiles) split into parts small
+enough that each ConfigMap fits kubectl's last-applied annotation under Argo CD's client-side
+apply (256 KiB; each part stays under 150 kB of text). Returns JSON: {"0": {name: body}, "1": ...};
+always at least part "0" (empty when nothing is set: the overlay is then the built-in set).
 Both Deployments mount all parts into one directory through a projected volume.
 */}}
 {{- define "syncguard.policies.parts" -}}
 {{- $files := dict -}}
-{{- range $path, $_ := .Files.Glob "policies/*" -}}
-{{- $_ := set $files (base $path) ($.Files.Get $path) -}}
-{{- end -}}
-{{- if not (hasKey $files "config.yaml") -}}
-{{- fail "the chart has no policies/config.yaml: run scripts/sync-chart-policies.sh" -}}
-{{- end -}}
 {{- with .Values.policies.config -}}
 {{- $_ := set $files "config.yaml" (toYaml .) -}}
 {{- end -}}
 {{- range $name, $body := .Values.policies.extraFiles -}}
+{{- if not (hasSuffix ".rego" $name) -}}
+{{- fail (printf "policies.extraFiles.%s: only *.rego files are read (the configuration goes in policies.config)" $name) -}}
+{{- end -}}
 {{- $_ := set $files $name $body -}}
 {{- end -}}
 {{- $state := dict "part" 0 "size" 0 -}}
-{{- $parts := dict -}}
+{{- $parts := dict "0" (dict) -}}
 {{- range $name := keys $files | sortAlpha -}}
 {{- $body := index $files $name -}}
 {{- if and (gt (add (get $state "size") (len $body)) 150000) (gt (int (get $state "size")) 0) -}}
