@@ -513,6 +513,16 @@ pub struct ReconcileArgs {
     )]
     pub field_manager: String,
 
+    /// On SIGTERM or SIGINT, stop within this: writers first (in-flight reconciles and the
+    /// audit finish their writes), then one last write of the loop state, then the Lease is
+    /// released so a standby takes over at once. A step the API server does not answer in time
+    /// is cut short and logged with what was not written; an unreleased Lease expires on its
+    /// own (15 s). Keep it below the pod's terminationGracePeriodSeconds (the chart checks). A
+    /// second signal exits at once.
+    #[arg(long, value_name = "DURATION", env = "SYNCGUARD_SHUTDOWN_TIMEOUT", default_value = "10s",
+          value_parser = parse_duration)]
+    pub shutdown_timeout: std::time::Duration,
+
     /// Log format: auto (pretty on a terminal, JSON otherwise), json or pretty. Levels come
     /// from RUST_LOG / SYNCGUARD_LOG (default info).
     #[arg(long, value_enum, env = "SYNCGUARD_LOG_FORMAT", default_value_t = LogFormat::Auto)]

@@ -5,10 +5,11 @@ use std::time::Duration;
 
 use crate::cli::ReconcileArgs;
 use crate::policy::builtin::PolicySource;
+use crate::reconciler::run::ShutdownBudget;
 use crate::reconciler::{self, ExtraTask, LeaseConfig};
 
 use super::Outcome;
-use super::serve::{init_logging, shutdown_signal};
+use super::serve::init_logging;
 
 /// How long a Lease is valid without renewal: client-go's default (15 s), so a dead leader is
 /// replaced within ~15 s while a healthy one renews every 10 s.
@@ -28,6 +29,12 @@ pub fn config(
     }
     if args.loop_syncs == 0 {
         anyhow::bail!("--loop-syncs must be at least 1 (every single sync would be a loop)");
+    }
+    if args.shutdown_timeout.is_zero() {
+        anyhow::bail!(
+            "--shutdown-timeout must be longer than zero (10s gives in-flight writes and the \
+             Lease release time to finish)"
+        );
     }
     let non_empty = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let lease = if args.no_leader_election {
@@ -98,6 +105,7 @@ pub fn config(
         state,
         api_qps: args.api_qps,
         api_burst: args.api_burst,
+        shutdown_timeout: args.shutdown_timeout,
     })
 }
 
@@ -117,7 +125,9 @@ fn hostname() -> Option<String> {
         .filter(|h| !h.is_empty())
 }
 
-/// Runs the reconciler until SIGTERM or SIGINT.
+/// Runs the reconciler until SIGTERM or SIGINT, then shuts it down within `--shutdown-timeout`
+/// (exit 0, also when a step was cut short: that is logged). A second signal exits at once
+/// with 128 + its number (143 for SIGTERM, 130 for SIGINT).
 pub fn run(args: &ReconcileArgs) -> anyhow::Result<Outcome> {
     init_logging(args.log_format);
     let config = config(args, |k| std::env::var(k).ok())?;
@@ -133,8 +143,107 @@ pub fn run(args: &ReconcileArgs) -> anyhow::Result<Outcome> {
     if config.audit_enabled {
         extra.push(reconciler::policy_reload::audit_task());
     }
-    runtime.block_on(reconciler::run(config, shutdown_signal(), extra))?;
+    let budget = ShutdownBudget::new(config.shutdown_timeout);
+    let result = runtime.block_on(async move {
+        // Listen before anything else: a signal while the reconciler starts also stops it.
+        let requested = listen_for_signals(budget)?;
+        let shutdown = requested_shutdown(requested.clone());
+        let backstop = async move {
+            requested_shutdown(requested).await;
+            tokio::time::sleep(budget.backstop()).await;
+        };
+        tokio::select! {
+            result = reconciler::run(config, shutdown, extra) => result.map_err(anyhow::Error::from),
+            () = backstop => {
+                tracing::warn!(timeout = ?budget.total(),
+                    "the shutdown did not finish within --shutdown-timeout: exiting anyway");
+                Ok(())
+            }
+        }
+    });
+    // Blocking threads still running (a policy evaluation, a DNS lookup) are not waited for
+    // beyond the rest of the budget.
+    runtime.shutdown_timeout(budget.teardown());
+    result?;
+    tracing::info!("reconciler stopped");
     Ok(Outcome::Clean)
+}
+
+/// Completes once shutdown was requested (never if the signal listener is gone).
+async fn requested_shutdown(mut requested: tokio::sync::watch::Receiver<bool>) {
+    if requested.wait_for(|r| *r).await.is_err() {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Installs the SIGTERM and SIGINT handlers now and returns a flag that turns `true` on the
+/// first signal. A second signal ends the process at once, with 128 + its number.
+fn listen_for_signals(
+    budget: ShutdownBudget,
+) -> anyhow::Result<tokio::sync::watch::Receiver<bool>> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    let mut signals = Signals::new()?;
+    tokio::spawn(async move {
+        let (signal, _) = signals.next().await;
+        tracing::info!(signal, timeout = ?budget.total(),
+            "shutdown requested: stopping within --shutdown-timeout; a second signal exits at once");
+        tx.send_replace(true);
+        let (signal, code) = signals.next().await;
+        tracing::warn!(
+            signal,
+            code,
+            "second signal during shutdown: exiting at once; what was not written is lost and \
+             an unreleased Lease expires on its own"
+        );
+        std::process::exit(code);
+    });
+    Ok(rx)
+}
+
+/// The signals that stop the reconciler, listened to from creation on.
+#[cfg(unix)]
+struct Signals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+#[cfg(unix)]
+impl Signals {
+    fn new() -> anyhow::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            term: signal(SignalKind::terminate())
+                .map_err(|e| anyhow::anyhow!("cannot listen for SIGTERM: {e}"))?,
+            int: signal(SignalKind::interrupt())
+                .map_err(|e| anyhow::anyhow!("cannot listen for SIGINT: {e}"))?,
+        })
+    }
+
+    /// The next signal: its name and the exit code it ends the process with (128 + number).
+    async fn next(&mut self) -> (&'static str, i32) {
+        tokio::select! {
+            _ = self.term.recv() => ("SIGTERM", 128 + libc::SIGTERM),
+            _ = self.int.recv() => ("SIGINT", 128 + libc::SIGINT),
+        }
+    }
+}
+
+/// The signals that stop the reconciler: Ctrl-C where there are no Unix signals.
+#[cfg(not(unix))]
+struct Signals;
+
+#[cfg(not(unix))]
+impl Signals {
+    fn new() -> anyhow::Result<Self> {
+        Ok(Self)
+    }
+
+    async fn next(&mut self) -> (&'static str, i32) {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+        ("Ctrl-C", 130)
+    }
 }
 
 #[cfg(test)]
@@ -195,6 +304,25 @@ mod tests {
         let config = config(&args(&["--no-leader-election", "--no-audit"]), |_| None).unwrap();
         assert!(config.lease.is_none());
         assert!(!config.audit_enabled);
+    }
+
+    #[test]
+    fn the_shutdown_timeout_defaults_to_10s_takes_units_and_must_not_be_zero() {
+        let none = |_: &str| None;
+        let default = config(&args(&["--no-leader-election"]), none).unwrap();
+        assert_eq!(default.shutdown_timeout, Duration::from_secs(10));
+        let set = config(
+            &args(&["--no-leader-election", "--shutdown-timeout", "1m30s"]),
+            none,
+        )
+        .unwrap();
+        assert_eq!(set.shutdown_timeout, Duration::from_secs(90));
+        let err = config(
+            &args(&["--no-leader-election", "--shutdown-timeout", "0s"]),
+            none,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("--shutdown-timeout"), "{err}");
     }
 
     #[test]

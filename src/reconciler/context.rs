@@ -62,6 +62,9 @@ pub struct Config {
     pub api_qps: f64,
     /// Burst of the diagnosis' live reads.
     pub api_burst: u32,
+    /// The whole shutdown after SIGTERM (stop writers, final loop-state write, Lease release,
+    /// probes) ends within this; each step gets its share ([`super::run::ShutdownBudget`]).
+    pub shutdown_timeout: Duration,
 }
 
 impl Default for Config {
@@ -92,6 +95,7 @@ impl Default for Config {
             state: None,
             api_qps: super::budget::DEFAULT_RATE,
             api_burst: super::budget::DEFAULT_BURST,
+            shutdown_timeout: super::run::DEFAULT_SHUTDOWN_TIMEOUT,
         }
     }
 }

@@ -435,11 +435,41 @@ pub fn leadership_gained(
     })
 }
 
+/// Completes when shutdown starts while `store` has not synced yet, and never otherwise.
+///
+/// kube-runtime's controller holds every reconcile until its store has listed once, and in a
+/// graceful shutdown it waits for the held ones — forever when the API server never answered
+/// that first list (unreachable, or accepting connections but not answering): this was the
+/// hang of `syncguard reconcile` on SIGTERM without an API server (issue 23). No reconcile can
+/// have started then, so dropping such a controller at once loses nothing.
+async fn stopped_before_sync(
+    store: reflector::Store<WatchedApplication>,
+    mut stop: watch::Receiver<bool>,
+) {
+    use futures::FutureExt as _;
+    let _ = stop.wait_for(|s| *s).await;
+    if matches!(store.wait_until_ready().now_or_never(), Some(Ok(()))) {
+        std::future::pending::<()>().await;
+    }
+}
+
+/// Aborts a helper task when the controller's future ends or is dropped (the runner cuts the
+/// controller short when it outlives its share of the shutdown timeout).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Watches Applications (all namespaces, or one watch per configured namespace) and reconciles
-/// them until `shutdown` completes; in-flight reconciles finish first. Sets the `ready` gauge
-/// once every watch has listed its Applications.
-pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 'static) {
-    let reconciler = Arc::new(Reconciler::new(ctx.clone()));
+/// them with `reconciler` until `shutdown` completes; in-flight reconciles finish first (the
+/// runner bounds that, [`super::run::ShutdownBudget::writers`], and then writes the loop state
+/// one last time). A watch that never synced stops at once. Sets the `ready` gauge once every
+/// watch has listed its Applications.
+pub async fn run(reconciler: Arc<Reconciler>, shutdown: impl Future<Output = ()> + Send + 'static) {
+    let ctx = reconciler.ctx.clone();
     let apis: Vec<Api<WatchedApplication>> = if ctx.config.app_namespaces.is_empty() {
         vec![Api::all(ctx.client.clone())]
     } else {
@@ -482,19 +512,26 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
         stores.push(controller.store());
         sweep_stores.push(controller.store());
         shared_stores.push(controller.store());
-        runs.push(
-            controller
-                .run(reconcile, error_policy, reconciler.clone())
-                .for_each(|result| async move {
-                    match result {
-                        Ok((obj, _)) => tracing::debug!(app = %obj.name, "reconciled"),
-                        Err(controller::Error::ReconcilerFailed(e, obj)) => {
-                            tracing::debug!(app = %obj.name, error = %e, "reconcile failed")
-                        }
-                        Err(e) => tracing::warn!(error = %e, "application watch"),
+        let unsynced = stopped_before_sync(controller.store(), stop_rx.clone());
+        let run = controller
+            .run(reconcile, error_policy, reconciler.clone())
+            .for_each(|result| async move {
+                match result {
+                    Ok((obj, _)) => tracing::debug!(app = %obj.name, "reconciled"),
+                    Err(controller::Error::ReconcilerFailed(e, obj)) => {
+                        tracing::debug!(app = %obj.name, error = %e, "reconcile failed")
                     }
-                }),
-        );
+                    Err(e) => tracing::warn!(error = %e, "application watch"),
+                }
+            });
+        runs.push(async move {
+            tokio::select! {
+                () = run => {}
+                () = unsynced => tracing::info!(
+                    "the Application watch never synced (no answer from the API server): \
+                     stopped at once, no reconcile had started"),
+            }
+        });
     }
     // The audit reads the Applications from these stores rather than listing them again.
     ctx.applications.publish(shared_stores);
@@ -543,8 +580,8 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
         }
     });
-    // The loop state: written by the writer while it changes, and once more on the way out
-    // (writers stop before the Lease is released, so this is still the writer).
+    // The loop state: written by the writer while it changes (and by the runner once more on
+    // the way out, before the Lease is released, so still as the writer).
     let flusher = tokio::spawn({
         let reconciler = reconciler.clone();
         let mut leader = ctx.leader.clone();
@@ -566,11 +603,8 @@ pub async fn run(ctx: Arc<Context>, shutdown: impl Future<Output = ()> + Send + 
             }
         }
     });
+    let _helpers = [ready, sweeper, flusher].map(AbortOnDrop);
     futures::future::join_all(runs).await;
-    flusher.abort();
-    reconciler.flush_state(OffsetDateTime::now_utc()).await;
-    sweeper.abort();
-    ready.abort();
     ctx.metrics.ready.set(0);
 }
 
@@ -1307,5 +1341,40 @@ mod tests {
     #[test]
     fn fixtures_policies_load() {
         assert!(!fixtures::policies().rules().is_empty());
+    }
+
+    /// Issue 23: an API server that accepts the first LIST and never answers it (or is not
+    /// there at all) left the store unsynced, and kube-runtime's graceful shutdown waited for it
+    /// forever, so SIGTERM never got past "stopping writers".
+    #[tokio::test]
+    async fn a_watch_that_never_synced_stops_at_once_on_shutdown() {
+        let (client, mut handle) = mock_client();
+        let (listed, first_list) = tokio::sync::oneshot::channel();
+        let server = tokio::spawn(async move {
+            let mut listed = Some(listed);
+            let mut held = Vec::new();
+            while let Some((req, send)) = handle.next_request().await {
+                if req.uri().path() == "/apis/argoproj.io/v1alpha1/applications"
+                    && let Some(tx) = listed.take()
+                {
+                    let _ = tx.send(());
+                }
+                held.push(send);
+            }
+        });
+        let ctx = context(client, Config::default(), true);
+        let reconciler = Arc::new(Reconciler::new(ctx.clone()));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let controller = tokio::spawn(run(reconciler, async move {
+            let _ = stopped.await;
+        }));
+        within_2s(first_list).await.unwrap();
+        stop.send(()).unwrap();
+        tokio::time::timeout(Duration::from_secs(10), controller)
+            .await
+            .expect("the controller waited for a watch that never synced")
+            .unwrap();
+        assert_eq!(ctx.metrics.ready.get(), 0);
+        server.abort();
     }
 }

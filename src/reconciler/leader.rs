@@ -56,7 +56,20 @@ fn publish(
     }
 }
 
-/// Campaigns for `lease` until `shutdown` completes, publishing leadership on `tx`.
+/// Releases `lease` if this replica holds it (kube-lease-manager reads it first), logging the
+/// outcome. Without an answer from the API server this does not return; the runner bounds it
+/// ([`super::run::ShutdownBudget::lease`]).
+async fn release(manager: &LeaseManager, lease: &LeaseConfig) {
+    match manager.release().await {
+        Ok(()) => tracing::info!(lease = %lease.name, identity = %lease.identity,
+            "leader Lease released"),
+        Err(e) => tracing::warn!(lease = %lease.name, error = %e, expires_in = ?lease.duration,
+            "cannot release the leader Lease: it expires on its own, then a standby takes over"),
+    }
+}
+
+/// Campaigns for `lease` until `shutdown` completes, publishing leadership on `tx`. On
+/// shutdown it steps down, then releases the Lease if it ever got to read it.
 pub async fn run(
     client: kube::Client,
     lease: LeaseConfig,
@@ -68,7 +81,11 @@ pub async fn run(
     let mut delay = BACKOFF.0;
     'rebuild: loop {
         let built = tokio::select! {
-            () = &mut shutdown => break 'rebuild,
+            () = &mut shutdown => {
+                tracing::info!(lease = %lease.name,
+                    "shutting down before the leader Lease could be read: nothing to release");
+                break 'rebuild;
+            }
             m = manager(client.clone(), &lease) => m,
         };
         let manager = match built {
@@ -76,7 +93,11 @@ pub async fn run(
             Err(e) => {
                 tracing::warn!(error = %e, retry_in = ?delay, "cannot set up the leader lease");
                 tokio::select! {
-                    () = &mut shutdown => break 'rebuild,
+                    () = &mut shutdown => {
+                        tracing::info!(lease = %lease.name,
+                            "shutting down before the leader Lease could be read: nothing to release");
+                        break 'rebuild;
+                    }
                     () = tokio::time::sleep(delay) => {}
                 }
                 delay = (delay * 2).min(BACKOFF.1);
@@ -88,9 +109,7 @@ pub async fn run(
                 () = &mut shutdown => {
                     // Stop writing before anyone else may start.
                     publish(&tx, &metrics, false, &lease);
-                    if let Err(e) = manager.release().await {
-                        tracing::warn!(error = %e, "cannot release the leader lease; it expires on its own");
-                    }
+                    release(&manager, &lease).await;
                     break 'rebuild;
                 }
                 changed = manager.changed() => match changed {
@@ -103,7 +122,12 @@ pub async fn run(
                         tracing::warn!(error = %e, retry_in = ?delay,
                             "leader lease unconfirmed; stepping down");
                         tokio::select! {
-                            () = &mut shutdown => break 'rebuild,
+                            () = &mut shutdown => {
+                                // The Lease may still name this replica (the error may have
+                                // been a renewal that did land): release it if it does.
+                                release(&manager, &lease).await;
+                                break 'rebuild;
+                            }
                             () = tokio::time::sleep(delay) => {}
                         }
                         delay = (delay * 2).min(BACKOFF.1);
