@@ -277,8 +277,10 @@ pub struct ServeArgs {
     #[arg(long, value_enum, env = "SYNCGUARD_ON_ERROR", default_value_t = OnErrorArg::Allow)]
     pub on_error: OnErrorArg,
 
-    /// Deadline for one review, including the wait for a worker. Keep it below the webhook's
-    /// timeoutSeconds so the API server gets syncguard's answer.
+    /// Deadline for one review, counted from the request's arrival: reading the body, the wait
+    /// for a free worker and the evaluation all count, and when it passes the --on-error answer
+    /// goes out at once. Keep it below the webhook's timeoutSeconds so the API server gets
+    /// syncguard's answer.
     #[arg(
         long,
         value_name = "MS",
@@ -300,6 +302,44 @@ pub struct ServeArgs {
     /// Concurrent evaluations (0: one per CPU).
     #[arg(long, value_name = "N", env = "SYNCGUARD_WORKERS", default_value_t = 0)]
     pub workers: usize,
+
+    /// How long a client on the HTTPS port may take for the TLS handshake, and then for the
+    /// headers of each request: past it the connection is closed, so a client that sends half a
+    /// request and stalls cannot hold it. Over HTTP/1.1 this also closes a kept-alive connection
+    /// idle that long (clients reconnect); over HTTP/2 it bounds the first request. The API
+    /// server sends a whole review at once, so a few seconds is plenty.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_HEADER_READ_TIMEOUT_MS",
+        default_value_t = 5000
+    )]
+    pub header_read_timeout_ms: u64,
+
+    /// How long a request's whole body may take to arrive once its headers are read. A client
+    /// still sending then gets 408 Request Timeout and the connection is closed (counted as
+    /// decision="timeout" in syncguard_admission_requests_total). Reading the body counts
+    /// against --eval-timeout-ms too.
+    #[arg(
+        long,
+        value_name = "MS",
+        env = "SYNCGUARD_BODY_READ_TIMEOUT_MS",
+        default_value_t = 5000
+    )]
+    pub body_read_timeout_ms: u64,
+
+    /// Most HTTPS connections open at once. Further clients wait (their connection is not
+    /// accepted) until one closes; open connections and in-flight reviews are never cut. The API
+    /// server needs only a few connections per replica; this bounds the file descriptors and
+    /// memory that many clients (or a flood of stalled ones) can take. See
+    /// syncguard_https_connections and syncguard_connection_limit_waits_total.
+    #[arg(
+        long,
+        value_name = "N",
+        env = "SYNCGUARD_MAX_CONNECTIONS",
+        default_value_t = 256
+    )]
+    pub max_connections: usize,
 
     /// After SIGTERM keep serving this long with readiness 503, so Kubernetes stops routing
     /// reviews here before connections close.

@@ -38,7 +38,8 @@ pub struct RequestLabels {
     pub operation: &'static str,
     /// The object's kind as the API server names it (empty for unreadable requests).
     pub kind: String,
-    /// `allowed`, `denied`, `patched`, or `bad_request` / `too_large` for HTTP errors.
+    /// `allowed`, `denied`, `patched`, or `bad_request` / `too_large` / `timeout` (the body did
+    /// not arrive within `--body-read-timeout-ms`: 408) for HTTP errors.
     pub decision: &'static str,
 }
 
@@ -70,6 +71,15 @@ pub struct ErrorLabels {
     pub reason: &'static str,
     /// What the failure mode made of it: `allowed` or `denied`.
     pub outcome: &'static str,
+}
+
+/// `syncguard_connection_errors_total` labels.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ConnectionErrorLabels {
+    /// `handshake_timeout` (no TLS handshake within `--header-read-timeout-ms`), `handshake`
+    /// (a failed handshake) or `accept` (the listener could not accept, e.g. out of file
+    /// descriptors).
+    pub reason: &'static str,
 }
 
 /// `syncguard_reloads_total` labels.
@@ -113,6 +123,12 @@ pub struct Metrics {
     pub inflight: Gauge,
     /// 1 when `/readyz` answers 200.
     pub ready: Gauge,
+    /// HTTPS connections open, each holding one of `--max-connections` slots.
+    pub https_connections: Gauge,
+    /// Times a new HTTPS connection had to wait because `--max-connections` were open.
+    pub connection_limit_waits: Counter,
+    /// HTTPS connections closed before their first request, by reason.
+    pub connection_errors: Family<ConnectionErrorLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -199,6 +215,24 @@ impl Metrics {
             "1 when policies are loaded, a certificate is present and the server is not shutting down",
             ready.clone(),
         );
+        let https_connections = Gauge::default();
+        registry.register(
+            "https_connections",
+            "HTTPS connections open (at most --max-connections)",
+            https_connections.clone(),
+        );
+        let connection_limit_waits = Counter::default();
+        registry.register(
+            "connection_limit_waits",
+            "Times a new HTTPS connection waited because --max-connections were open",
+            connection_limit_waits.clone(),
+        );
+        let connection_errors = Family::<ConnectionErrorLabels, Counter>::default();
+        registry.register(
+            "connection_errors",
+            "HTTPS connections dropped before a request: TLS handshake timeouts and failures, accept errors",
+            connection_errors.clone(),
+        );
         Self {
             registry,
             requests,
@@ -211,6 +245,9 @@ impl Metrics {
             certificate_expiry,
             inflight,
             ready,
+            https_connections,
+            connection_limit_waits,
+            connection_errors,
         }
     }
 

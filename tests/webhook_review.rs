@@ -99,6 +99,55 @@ fn the_seed_job_is_only_warned_about_without_app_context() {
 }
 
 #[test]
+fn the_fix_of_a_built_in_finding_reaches_the_warnings() {
+    let state = state(Arc::new(NoContext));
+    let response = answer(&state, Endpoint::Validate, &fixture("seed-job-create.json"));
+    let warnings: Vec<&str> = response["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    // SG103's message is far over the limit and ends with its fix: the fix has its own warning.
+    assert!(
+        warnings.contains(&"SG103: Job orders/db-migrate is a PreSync hook whose pod template sets restartPolicy: OnFailure"),
+        "{warnings:?}"
+    );
+    assert!(
+        warnings.contains(&"SG103 fix: Use restartPolicy: Never"),
+        "{warnings:?}"
+    );
+    // Every warned finding whose message did not fit in one warning: its fix, taken from the
+    // full message in the audit annotation, is in a `fix` warning.
+    let annotations = response["auditAnnotations"].as_object().unwrap();
+    let mut checked = 0;
+    for (rule, value) in annotations {
+        let value = value.as_str().unwrap();
+        let Some(message) = value
+            .strip_prefix("warn: ")
+            .or_else(|| value.strip_prefix("mutate: "))
+        else {
+            continue;
+        };
+        if format!("{rule}: {message}").len() <= 120 {
+            continue;
+        }
+        let fix = message.trim_end_matches('.').rsplit(". ").next().unwrap();
+        let expected = format!("{rule} fix: {fix}");
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w.starts_with(&format!("{rule} fix: "))
+                    && expected.starts_with(w.trim_end_matches('…'))),
+            "{rule}: no warning carries {expected:?}: {warnings:?}"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 2, "{annotations:?}");
+    assert!(warnings.iter().all(|w| w.len() <= 120), "{warnings:?}");
+}
+
+#[test]
 fn dry_run_requests_get_the_same_answer() {
     let state = state(seed_context());
     let mut normal = answer(&state, Endpoint::Validate, &fixture("seed-job-create.json"));

@@ -14,6 +14,15 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
     if args.eval_timeout_ms == 0 {
         anyhow::bail!("--eval-timeout-ms must be at least 1");
     }
+    if args.header_read_timeout_ms == 0 {
+        anyhow::bail!("--header-read-timeout-ms must be at least 1");
+    }
+    if args.body_read_timeout_ms == 0 {
+        anyhow::bail!("--body-read-timeout-ms must be at least 1");
+    }
+    if args.max_connections == 0 {
+        anyhow::bail!("--max-connections must be at least 1");
+    }
     if args.poll_interval == 0 {
         anyhow::bail!("--poll-interval must be at least 1 second");
     }
@@ -33,6 +42,9 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
         eval_timeout: Duration::from_millis(args.eval_timeout_ms),
         rule_deadline: Duration::from_millis(args.rule_deadline_ms.max(1)),
         workers: args.workers,
+        header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
+        body_read_timeout: Duration::from_millis(args.body_read_timeout_ms),
+        max_connections: args.max_connections,
         shutdown_delay: Duration::from_millis(args.shutdown_delay_ms),
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
         poll_interval: Duration::from_secs(args.poll_interval),
@@ -107,4 +119,47 @@ pub fn init_logging(format: LogFormat) {
             .with_ansi(std::io::stderr().is_terminal())
             .try_init()
     };
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use clap::Parser as _;
+
+    fn args(flags: &[&str]) -> ServeArgs {
+        let argv = ["syncguard", "serve"].iter().chain(flags);
+        match crate::cli::Cli::try_parse_from(argv).unwrap().command {
+            crate::cli::Command::Serve(args) => args,
+            _ => panic!("not serve"),
+        }
+    }
+
+    #[test]
+    fn the_connection_guards_have_bounded_defaults_and_take_their_flags() {
+        let defaults = config(&args(&[])).unwrap();
+        assert_eq!(defaults.header_read_timeout, Duration::from_secs(5));
+        assert_eq!(defaults.body_read_timeout, Duration::from_secs(5));
+        assert_eq!(defaults.max_connections, 256);
+        let set = config(&args(&[
+            "--header-read-timeout-ms",
+            "1500",
+            "--body-read-timeout-ms",
+            "2500",
+            "--max-connections",
+            "7",
+        ]))
+        .unwrap();
+        assert_eq!(set.header_read_timeout, Duration::from_millis(1500));
+        assert_eq!(set.body_read_timeout, Duration::from_millis(2500));
+        assert_eq!(set.max_connections, 7);
+        for zero in [
+            "--header-read-timeout-ms",
+            "--body-read-timeout-ms",
+            "--max-connections",
+        ] {
+            let error = config(&args(&[zero, "0"])).unwrap_err().to_string();
+            assert!(error.contains(zero), "{error}");
+        }
+    }
 }

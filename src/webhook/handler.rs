@@ -1,4 +1,5 @@
-//! HTTP: routes, the body limit, worker slots and the deadline around [`super::service`].
+//! HTTP: routes, the body limit and read timeout, worker slots and the deadline around
+//! [`super::service`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -60,9 +61,27 @@ async fn admission(
     headers: &HeaderMap,
     body: Body,
 ) -> Response {
+    // The review's deadline runs from the request's arrival: reading and decoding the body and
+    // the wait for a worker all count, so the answer goes out within `eval_timeout` of it.
+    let deadline = tokio::time::Instant::now() + state.options().eval_timeout;
     let limit = state.options().body_limit;
-    let bytes = match read_body(body, headers, limit).await {
+    let read_timeout = state.options().body_read_timeout;
+    let read = tokio::time::timeout(read_timeout, read_body(body, headers, limit)).await;
+    let bytes = match read.unwrap_or(Err(BodyError::TimedOut)) {
         Ok(b) => b,
+        Err(BodyError::TimedOut) => {
+            let message = format!(
+                "the request body did not arrive within syncguard's body read timeout of {} ms",
+                read_timeout.as_millis()
+            );
+            record_bad_request(&state, endpoint, "timeout", &message);
+            let mut response = text(StatusCode::REQUEST_TIMEOUT, &message);
+            // The rest of the body may never come: do not wait for it on this connection.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            return response;
+        }
         Err(BodyError::TooLarge { drained }) => {
             let message = format!(
                 "the AdmissionReview exceeds syncguard's body limit of {limit} bytes ({} MiB); \
@@ -92,7 +111,7 @@ async fn admission(
         }
     };
     drop(bytes);
-    let (reviewed, elapsed) = evaluate(&state, endpoint, request.clone()).await;
+    let (reviewed, elapsed) = evaluate(&state, endpoint, request.clone(), deadline).await;
     record(&state, endpoint, &request, &reviewed, elapsed);
     (
         StatusCode::OK,
@@ -105,10 +124,12 @@ async fn admission(
         .into_response()
 }
 
-/// Runs [`review`] on a blocking thread, holding a worker slot, within the deadline. A deadline
-/// overrun or a panic is answered by the failure mode; the evaluation itself cannot be
-/// cancelled, but it keeps its slot until it finishes (and regorus's own deadline stops a runaway
-/// rule), so overruns cannot pile up unbounded work.
+/// Runs [`review`] on a blocking thread, holding a worker slot, before `deadline` (set when the
+/// request arrived, so the wait for a slot counts). A deadline overrun — while waiting for a
+/// slot or while evaluating — or a panic is answered by the failure mode at once; the evaluation
+/// itself cannot be cancelled, but it keeps its slot until it finishes (and regorus's own
+/// deadline stops a runaway rule), so overruns cannot pile up unbounded work. A request whose
+/// deadline has passed before it is evaluated (a slow body) is answered without evaluation.
 ///
 /// Returns the answer and the time spent evaluating on the worker (the wait for a slot is
 /// observed separately in `syncguard_worker_wait_seconds`; on a deadline overrun, the time until
@@ -117,6 +138,7 @@ async fn evaluate(
     state: &Arc<State>,
     endpoint: Endpoint,
     request: Arc<AdmissionRequest>,
+    deadline: tokio::time::Instant,
 ) -> (Reviewed, Duration) {
     let snapshot = state.snapshot();
     let mode = snapshot.on_error;
@@ -131,6 +153,17 @@ async fn evaluate(
     let uid = request.uid.clone();
     let metrics = state.metrics().clone();
     let queued = Instant::now();
+    let overrun = move || Failure {
+        reason: "timeout",
+        message: format!(
+            "the review did not finish within its {} ms deadline (counted from the request's \
+             arrival, including the wait for a free worker)",
+            timeout.as_millis()
+        ),
+    };
+    if tokio::time::Instant::now() >= deadline {
+        return (Reviewed::failed(&uid, mode, overrun()), Duration::ZERO);
+    }
     let work = async move {
         let permit = workers.acquire_owned().await.map_err(|_| Failure {
             reason: "internal",
@@ -156,23 +189,10 @@ async fn evaluate(
             message: format!("the evaluation failed: {e}"),
         })
     };
-    match tokio::time::timeout(timeout, work).await {
+    match tokio::time::timeout_at(deadline, work).await {
         Ok(Ok(done)) => done,
         Ok(Err(failure)) => (Reviewed::failed(&uid, mode, failure), queued.elapsed()),
-        Err(_) => (
-            Reviewed::failed(
-                &uid,
-                mode,
-                Failure {
-                    reason: "timeout",
-                    message: format!(
-                        "the evaluation did not finish within its {} ms deadline",
-                        timeout.as_millis()
-                    ),
-                },
-            ),
-            queued.elapsed(),
-        ),
+        Err(_) => (Reviewed::failed(&uid, mode, overrun()), queued.elapsed()),
     }
 }
 
@@ -200,6 +220,8 @@ enum BodyError {
         drained: bool,
     },
     Read(String),
+    /// Not all there within the body read timeout.
+    TimedOut,
 }
 
 async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, BodyError> {

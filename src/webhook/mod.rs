@@ -26,15 +26,19 @@
 //! 400 with the reason; both are counted and the server carries on. CONNECT and subresource
 //! requests are admitted without evaluation, and so is DELETE unless a rule opted in with
 //! `"operations": [..., "DELETE"]` in its `meta`. Everything else is evaluated on a
-//! blocking thread, holding one of N worker permits, within `--eval-timeout-ms`; a deadline
+//! blocking thread, holding one of N worker permits, within `--eval-timeout-ms` counted from the
+//! request's arrival (body read and the wait for a permit included); a deadline
 //! overrun, a panic, a failing deny rule or a patch that does not apply is answered by
 //! `--on-error` (allow with a warning by default, or deny) and counted in
 //! `syncguard_evaluation_errors_total`. `dryRun` requests are evaluated identically: syncguard
-//! has no side effects (`sideEffects: None`).
+//! has no side effects (`sideEffects: None`). Connections: the TLS handshake and each request's
+//! headers within `--header-read-timeout-ms`, the body within `--body-read-timeout-ms` (else
+//! 408), at most `--max-connections` open (`connections`: further ones wait to be accepted).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 pub mod cluster;
+mod connections;
 pub mod context;
 mod handler;
 pub mod response;

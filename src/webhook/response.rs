@@ -5,9 +5,12 @@
 //!   capped at [`MAX_DENY_MESSAGE`] bytes. kubectl and Argo CD show this text verbatim, so it
 //!   must name the rule and the fix without the full 300+ character explanation; the full text
 //!   goes to the audit annotations.
-//! - **Warnings**: one per warn/mutate finding, each ≤ [`MAX_WARNING`] bytes and ≤
-//!   [`MAX_WARNINGS_TOTAL`] bytes in all (the API server truncates longer ones and drops the
-//!   rest), single-line and free of control characters (they travel as HTTP `Warning` headers).
+//! - **Warnings**: per warn/mutate finding, `SG103: <what>` and, when the message is too long
+//!   for one warning, a second `SG103 fix: <fix>` ([`finding_warnings`]), so the fix survives
+//!   the length limit. Each is ≤ [`MAX_WARNING`] bytes (cut at a word boundary, with `…` only
+//!   when still too long), ≤ [`MAX_WARNINGS_TOTAL`] bytes in all, deduplicated, single-line and
+//!   free of control characters (they travel as HTTP `Warning` headers). The full message stays
+//!   in the audit annotations, and a denial's message carries the fix too.
 //! - **Audit annotations**: `<rule id>` → `<action>: <full message>` for every open finding. The
 //!   API server prefixes keys with the webhook name (`validate.syncguard.dev/SG201`), so keys
 //!   must be bare names without `/`.
@@ -25,9 +28,13 @@ use super::review::{AdmissionResponse, Status};
 use crate::finding::{Action, Finding, Status as FindingStatus};
 use crate::mutate::{MutateError, combined_patch};
 
-/// Longest single warning, in bytes (the API server's documented limit is 120 characters).
+/// Longest single warning, in bytes. The Kubernetes documentation asks admission webhooks to
+/// keep each warning within 120 characters; the API server itself cuts warnings to 256
+/// characters once they exceed [`MAX_WARNINGS_TOTAL`] together, and `kubectl` prints each on its
+/// own `Warning:` line.
 pub const MAX_WARNING: usize = 120;
-/// All warnings together, in bytes (the API server keeps at most 4 KiB).
+/// All warnings together, in bytes (the API server keeps at most 4 KiB of warning text per
+/// response: beyond it, it truncates each warning and drops the rest; it also drops repeats).
 pub const MAX_WARNINGS_TOTAL: usize = 4096;
 /// Longest deny message, in bytes: enough for a few rules with their fixes, short enough to read
 /// in a terminal. The full text is in the audit annotations.
@@ -196,9 +203,7 @@ pub fn validate(
                 annotate(&mut annotations, f);
                 match f.action {
                     Action::Deny => deny_lines.push(deny_line(f)),
-                    Action::Warn | Action::Mutate => {
-                        warnings.push(format!("{}: {}", f.rule_id, f.message));
-                    }
+                    Action::Warn | Action::Mutate => warnings.extend(finding_warnings(f)),
                     Action::Audit | Action::Off => {}
                 }
             }
@@ -380,28 +385,75 @@ fn annotation_key(rule: &str) -> String {
     }
 }
 
-/// `SG201: <what>. <fix> (docs/rules/SG201.md)`.
-fn deny_line(f: &Finding) -> String {
-    let message = single_line(&f.message);
+/// A rule message's first sentence (what is wrong) and its fix: the sentence starting with
+/// `Fix:`, else the last sentence when there are several (built-in messages end with what to
+/// do). Both single-line, without the final full stop.
+fn what_and_fix(message: &str) -> (String, Option<String>) {
+    let message = single_line(message);
     let sentences: Vec<&str> = message
         .split(". ")
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .collect();
-    let first = sentences.first().copied().unwrap_or_default();
-    let what = if first.len() > 200 {
-        match first.find(": ") {
-            Some(i) if i >= 40 => first[..i].to_string(),
-            _ => truncate(first, 200),
-        }
-    } else {
-        first.trim_end_matches('.').to_string()
-    };
+    let what = sentences
+        .first()
+        .copied()
+        .unwrap_or_default()
+        .trim_end_matches('.')
+        .to_string();
     let fix = sentences
         .iter()
         .find(|s| s.starts_with("Fix:"))
         .or_else(|| sentences.get(1..).and_then(|rest| rest.last()))
-        .map(|s| truncate(s.trim_end_matches('.'), 300));
+        .map(|s| s.trim_end_matches('.').to_string());
+    (what, fix)
+}
+
+/// The warnings of one warn/mutate finding. A message that fits is one warning,
+/// `SG103: <message>`. A longer one becomes `SG103: <what>` (its first sentence, down to the
+/// clause before a `: ` when that is what fits) and `SG103 fix: <fix>`, so the fix is never the
+/// part the length limit cuts off; each is cut at a word boundary only if still too long.
+pub fn finding_warnings(f: &Finding) -> Vec<String> {
+    let whole = format!("{}: {}", f.rule_id, single_line(&f.message));
+    if whole.len() <= MAX_WARNING {
+        return vec![whole];
+    }
+    let (what, fix) = what_and_fix(&f.message);
+    let prefix = format!("{}: ", f.rule_id);
+    let room = MAX_WARNING.saturating_sub(prefix.len());
+    let what = if what.len() <= room {
+        what
+    } else {
+        // The longest leading clause ending at a `: ` that fits and still says something.
+        let mut end = room;
+        while !what.is_char_boundary(end) {
+            end -= 1;
+        }
+        match what[..end].rfind(": ") {
+            Some(i) if i >= 40 => what[..i].to_string(),
+            _ => clip(&what, room),
+        }
+    };
+    let mut out = vec![format!("{prefix}{what}")];
+    if let Some(fix) = fix {
+        let fix = fix.strip_prefix("Fix:").map_or(fix.as_str(), str::trim);
+        out.push(clip(&format!("{} fix: {fix}", f.rule_id), MAX_WARNING));
+    }
+    out
+}
+
+/// `SG201: <what>. <fix> (docs/rules/SG201.md)`.
+fn deny_line(f: &Finding) -> String {
+    let (first, fix) = what_and_fix(&f.message);
+    let what = if first.len() > 200 {
+        match first.find(": ") {
+            Some(i) if i >= 40 => first[..i].to_string(),
+            _ => truncate(&first, 200),
+        }
+    } else {
+        first
+    };
+    let fix = fix.map(|s| truncate(&s, 300));
     let docs = f
         .docs
         .as_deref()
@@ -429,13 +481,19 @@ fn deny_message(lines: &[String]) -> String {
     truncate(&out, MAX_DENY_MESSAGE)
 }
 
-/// Single-line, control-free, each ≤ [`MAX_WARNING`] bytes, all ≤ [`MAX_WARNINGS_TOTAL`] bytes.
+/// Single-line, control-free, each ≤ [`MAX_WARNING`] bytes (cut at a word boundary), no
+/// repeats (the API server drops them anyway), all ≤ [`MAX_WARNINGS_TOTAL`] bytes.
 pub fn cap_warnings(warnings: Vec<String>) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    let warnings: Vec<String> = warnings
+        .into_iter()
+        .map(|w| clip(&single_line(&w), MAX_WARNING))
+        .filter(|w| !w.is_empty() && seen.insert(w.clone()))
+        .collect();
     let mut out: Vec<String> = Vec::new();
     let mut total = 0;
     let count = warnings.len();
     for (i, w) in warnings.into_iter().enumerate() {
-        let w = truncate(&single_line(&w), MAX_WARNING);
         let rest = count - i;
         // Keep room for the "more omitted" note.
         let reserve = if rest > 1 { 64 } else { 0 };
@@ -457,6 +515,31 @@ fn single_line(s: &str) -> String {
         .filter(|p| !p.is_empty())
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Cuts `s` to at most `max` bytes at a word boundary, ending with `…` when cut (mid-word only
+/// when the last word boundary would lose more than half of the text).
+pub fn clip(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let ellipsis = "…";
+    let budget = max.saturating_sub(ellipsis.len());
+    let mut end = budget;
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    let head = &s[..end];
+    let head = if s[end..].starts_with(char::is_whitespace) {
+        head
+    } else {
+        match head.rfind(char::is_whitespace) {
+            Some(i) if i >= budget / 2 => &head[..i],
+            _ => head,
+        }
+    };
+    let head = head.trim_end_matches(|c: char| c.is_whitespace() || ",;:(".contains(c));
+    format!("{head}{ellipsis}")
 }
 
 /// Cuts `s` to at most `max` bytes on a character boundary, ending with `…` when cut.
@@ -563,6 +646,67 @@ mod tests {
         assert!(w.last().unwrap().contains("more warnings omitted"));
         assert!(w[0].starts_with("SG000: a very long message"));
         assert!(w[0].ends_with('…'));
+        // Cut between words, not inside one.
+        let last_word = w[0].trim_end_matches('…').rsplit(' ').next().unwrap();
+        assert!(
+            ["a", "very", "long", "message"].contains(&last_word),
+            "{}",
+            w[0]
+        );
+    }
+
+    #[test]
+    fn a_long_warning_keeps_its_fix_in_a_second_warning() {
+        // SG201's real message (see SG201 above) as a warn finding: the first sentence alone is
+        // over the limit, and the fix comes after 300 characters of explanation.
+        let r = validate(
+            "u",
+            &[finding("SG201", Action::Warn, SG201)],
+            vec![],
+            FailureMode::Allow,
+        );
+        assert!(r.response.allowed);
+        assert_eq!(
+            r.response.warnings,
+            vec![
+                "SG201: Job orders/db-migrate, a hook at PreSync wave 5, needs Secret \
+                 orders/db-credentials before it exists",
+                "SG201 fix: make this hook a Sync hook with a wave after 2 \
+                 (argocd.argoproj.io/hook: Sync…",
+            ]
+        );
+        assert!(r.response.warnings.iter().all(|w| w.len() <= MAX_WARNING));
+        // The full text is still in the audit annotation.
+        assert!(r.response.audit_annotations["SG201"].contains("or an init container"));
+    }
+
+    #[test]
+    fn a_fix_that_fits_is_kept_whole_and_repeats_are_dropped() {
+        // SG103's message shape: a long explanation, then the fix as the last sentence.
+        let message = "Job orders/db-migrate is a PreSync hook whose pod template sets \
+                       restartPolicy: OnFailure: a failing container restarts in place, Argo CD \
+                       shows the hook Progressing, not Degraded, until Kubernetes gives up and \
+                       deletes the pod with its logs. Nothing bounds the wait: \
+                       spec.activeDeadlineSeconds is not set (see SG101). Use restartPolicy: Never.";
+        let r = validate(
+            "u",
+            &[
+                finding("SG103", Action::Warn, message),
+                finding("SG103", Action::Warn, message),
+                finding("SG104", Action::Warn, "short. Do this."),
+            ],
+            vec![],
+            FailureMode::Allow,
+        );
+        assert_eq!(
+            r.response.warnings,
+            vec![
+                "SG103: Job orders/db-migrate is a PreSync hook whose pod template sets \
+                 restartPolicy: OnFailure",
+                "SG103 fix: Use restartPolicy: Never",
+                "SG104: short. Do this.",
+            ]
+        );
     }
 
     #[test]
@@ -662,6 +806,17 @@ mod tests {
         let deny = mutate("u", &original, &[bad], FailureMode::Deny);
         assert!(!deny.response.allowed);
         assert_eq!(deny.response.status.unwrap().code, 500);
+    }
+
+    #[test]
+    fn clipping_cuts_at_word_boundaries() {
+        assert_eq!(clip("short enough", 20), "short enough");
+        assert_eq!(clip("one two three four", 12), "one two…");
+        assert_eq!(clip("one two, three four", 13), "one two…");
+        // A single long word is cut inside, on a character boundary.
+        let t = clip(&"é".repeat(100), 21);
+        assert!(t.len() <= 21 && t.ends_with('…'), "{t}");
+        assert!(clip("a bb ccc", 8).len() <= 8);
     }
 
     #[test]

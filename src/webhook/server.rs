@@ -7,11 +7,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum_server::tls_rustls::RustlsConfig;
+use axum_server::tls_rustls::{RustlsAcceptor, RustlsConfig};
 use thiserror::Error;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use super::connections::ConnectionLimit;
 use super::context::{AppContext, ContextError, ManifestContext, NoContext};
 use super::handler::{probe_router, router};
 use super::response::FailureMode;
@@ -56,6 +57,16 @@ pub struct Config {
     pub workers: usize,
     /// Largest accepted request body.
     pub body_limit: usize,
+    /// Bounds how long a client may take, on the HTTPS listener, for the TLS handshake, and then
+    /// for the headers of each HTTP/1.1 request (the wait for the next request on a kept-alive
+    /// connection included) and for its first request over HTTP/2. Past it the connection is
+    /// closed.
+    pub header_read_timeout: Duration,
+    /// Time for a request's whole body to arrive once its headers are read; then 408 and the
+    /// connection is closed.
+    pub body_read_timeout: Duration,
+    /// Concurrent HTTPS connections; further ones wait (in the listen backlog) until one closes.
+    pub max_connections: usize,
     /// After SIGTERM, keep serving (readiness already 503) this long so endpoints controllers
     /// and load balancers stop routing here before connections are closed.
     pub shutdown_delay: Duration,
@@ -83,6 +94,9 @@ impl Default for Config {
             rule_deadline: Duration::from_millis(250),
             workers: 0,
             body_limit: super::BODY_LIMIT,
+            header_read_timeout: Duration::from_secs(5),
+            body_read_timeout: Duration::from_secs(5),
+            max_connections: 256,
             shutdown_delay: Duration::ZERO,
             shutdown_timeout: Duration::from_secs(10),
             reload_debounce: Duration::from_millis(250),
@@ -228,6 +242,7 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
             on_error: config.on_error,
             eval_timeout: config.eval_timeout,
             body_limit: config.body_limit,
+            body_read_timeout: config.body_read_timeout,
         },
         config.workers,
         metrics.clone(),
@@ -271,11 +286,25 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
     let tls_addr = listener.local_addr()?;
     let handle = axum_server::Handle::new();
     let app = router(state.clone());
-    let https = tokio::spawn(
-        axum_server::from_tcp_rustls(listener, rustls.clone())?
-            .handle(handle.clone())
-            .serve(app.into_make_service()),
-    );
+    // Slow or stalled clients must not hold connections (and file descriptors) for long: the
+    // TLS handshake, then the first request (whatever the protocol) and every HTTP/1.1 request's
+    // headers get `header_read_timeout`; bodies get `body_read_timeout` in the handler.
+    let acceptor =
+        RustlsAcceptor::new(rustls.clone()).handshake_timeout(config.header_read_timeout);
+    let mut https_server = axum_server::from_tcp(listener)?
+        .acceptor(acceptor)
+        .handle(handle.clone())
+        .first_request_timeout(config.header_read_timeout)
+        .accept_error_handler(connection_error_handler(metrics.clone()));
+    https_server
+        .http_builder()
+        .http1()
+        .header_read_timeout(config.header_read_timeout);
+    let https = tokio::spawn(https_server.serve(ConnectionLimit::new(
+        app,
+        config.max_connections,
+        metrics.clone(),
+    )));
 
     let (stop_probes, mut stop_rx) = watch::channel(false);
     let (probes, probe_addr) = match probe_listener {
@@ -398,6 +427,29 @@ impl Server {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(ServeError::Io(e)),
             Err(e) => Err(ServeError::Task(e.to_string())),
+        }
+    }
+}
+
+/// Counts (and logs at debug level: scanners and probes fail handshakes all day) connections
+/// dropped before their first request.
+fn connection_error_handler(
+    metrics: Arc<Metrics>,
+) -> impl Fn(Option<&SocketAddr>, &std::io::Error) + Send + Sync + 'static {
+    move |peer, error| {
+        let reason = match (peer, error.kind()) {
+            (None, _) => "accept",
+            (Some(_), std::io::ErrorKind::TimedOut) => "handshake_timeout",
+            (Some(_), _) => "handshake",
+        };
+        metrics
+            .connection_errors
+            .get_or_create(&crate::metrics::ConnectionErrorLabels { reason })
+            .inc();
+        if reason == "accept" {
+            tracing::warn!(error = %error, "cannot accept HTTPS connections");
+        } else {
+            tracing::debug!(peer = ?peer, error = %error, reason, "HTTPS connection dropped");
         }
     }
 }

@@ -23,12 +23,15 @@ use crate::policy::PolicySet;
 pub struct ReviewOptions {
     /// What to answer when a review cannot be finished.
     pub on_error: FailureMode,
-    /// Budget for one review from the moment its body is read, including the wait for a worker.
-    /// Below the webhook's `timeoutSeconds` so the API server gets *our* answer, not its own
-    /// timeout.
+    /// Budget for one review from the moment its request arrives (its headers are read):
+    /// reading and decoding the body and the wait for a worker count. Below the webhook's
+    /// `timeoutSeconds` so the API server gets *our* answer, not its own timeout.
     pub eval_timeout: Duration,
     /// Largest accepted request body.
     pub body_limit: usize,
+    /// Time allowed for the whole request body to arrive, from the moment its headers were read;
+    /// a client still sending after that gets 408 and its connection is closed.
+    pub body_read_timeout: Duration,
 }
 
 impl Default for ReviewOptions {
@@ -37,6 +40,7 @@ impl Default for ReviewOptions {
             on_error: FailureMode::Allow,
             eval_timeout: Duration::from_secs(2),
             body_limit: super::BODY_LIMIT,
+            body_read_timeout: Duration::from_secs(5),
         }
     }
 }

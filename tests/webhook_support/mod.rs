@@ -56,6 +56,9 @@ pub fn config(cert_dir: &Path) -> Config {
         on_error: FailureMode::Allow,
         // Generous: a loaded 2-core CI machine running debug builds in parallel.
         eval_timeout: Duration::from_secs(10),
+        // Tests keep connections open across reloads; the tests of the timeouts set their own.
+        header_read_timeout: Duration::from_secs(60),
+        body_read_timeout: Duration::from_secs(60),
         reload_debounce: Duration::from_millis(50),
         poll_interval: Duration::from_secs(1),
         shutdown_timeout: Duration::from_secs(10),
@@ -134,14 +137,21 @@ impl Client {
         }
     }
 
-    pub async fn connect(&self) -> Result<Conn, String> {
+    /// A bare TLS connection (handshake done, no HTTP), to write raw bytes.
+    pub async fn tls(
+        &self,
+    ) -> Result<tokio_rustls::client::TlsStream<tokio::net::TcpStream>, String> {
         let tcp = tokio::net::TcpStream::connect(self.addr)
             .await
             .map_err(|e| format!("connect: {e}"))?;
-        let tls = TlsConnector::from(self.config.clone())
+        TlsConnector::from(self.config.clone())
             .connect(ServerName::try_from("localhost").unwrap(), tcp)
             .await
-            .map_err(|e| format!("tls: {e}"))?;
+            .map_err(|e| format!("tls: {e}"))
+    }
+
+    pub async fn connect(&self) -> Result<Conn, String> {
+        let tls = self.tls().await?;
         let (_, session) = tls.get_ref();
         let peer = session
             .peer_certificates()
@@ -292,6 +302,26 @@ pub fn metric(text: &str, sample: &str) -> f64 {
     text.lines()
         .find_map(|l| l.strip_prefix(sample)?.trim().parse::<f64>().ok())
         .unwrap_or(0.0)
+}
+
+/// Reads until the peer closes the connection (EOF, or an error such as a reset or a missing
+/// TLS close_notify) or `limit` passes. Returns what was read and whether the connection
+/// ended (false: still open at the limit).
+pub async fn read_until_closed<S>(stream: &mut S, limit: Duration) -> (Vec<u8>, bool)
+where
+    S: tokio::io::AsyncRead + Unpin,
+{
+    use tokio::io::AsyncReadExt as _;
+    let mut out = Vec::new();
+    let deadline = tokio::time::Instant::now() + limit;
+    let mut buf = [0u8; 4096];
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Err(_) => return (out, false),
+            Ok(Ok(0)) | Ok(Err(_)) => return (out, true),
+            Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
+        }
+    }
 }
 
 /// Polls `check` until it returns `Some`, or panics after `timeout` naming `what`.
