@@ -37,6 +37,7 @@ HOOK_ANNOTATIONS = ("helm.sh/hook", "argocd.argoproj.io/hook")
 SKIP_SCHEMA = {
     ("cert-manager.io/v1", "Issuer"): "cert-manager CRD, not part of the Kubernetes schemas",
     ("cert-manager.io/v1", "Certificate"): "cert-manager CRD, not part of the Kubernetes schemas",
+    ("monitoring.coreos.com/v1", "PrometheusRule"): "Prometheus Operator CRD (monitoring.prometheusRule.enabled); its rules are checked by scripts/check-alerts.sh",
 }
 CLUSTER_SCOPED = {
     "ClusterRole", "ClusterRoleBinding", "ValidatingWebhookConfiguration",
@@ -287,6 +288,23 @@ def check_render(args):
             problem(f"reconciler Role: {rule['verbs']} on configmaps must name the state ConfigMap (<lease>-state)")
         if "delete" in rule["verbs"] or "list" in rule["verbs"]:
             problem("reconciler Role: configmaps get/create/update/patch only")
+
+    # --- monitoring: rendered only when enabled, and exactly the files CI tests ---
+    rules = by_kind(docs, "PrometheusRule")
+    dashboards = [o for o in by_kind(docs, "ConfigMap") if o["metadata"]["name"].endswith("-dashboard")]
+    if v == "all-on":
+        want = yaml.safe_load(open(os.path.join(args.chart, "files", "prometheus-rules.yaml")))["groups"]
+        if len(rules) != 1 or rules[0]["spec"]["groups"] != want:
+            problem("PrometheusRule: want one, with exactly the groups of files/prometheus-rules.yaml")
+        elif rules[0]["metadata"]["labels"].get("release") != "kube-prometheus-stack":
+            problem("PrometheusRule: monitoring.prometheusRule.labels not applied")
+        dash = json.load(open(os.path.join(args.chart, "files", "grafana-dashboard.json")))
+        if len(dashboards) != 1 or json.loads(dashboards[0]["data"]["syncguard.json"]) != dash:
+            problem("dashboard ConfigMap: want one holding files/grafana-dashboard.json")
+        elif dashboards[0]["metadata"]["labels"].get("grafana_dashboard") != "1":
+            problem("dashboard ConfigMap: no grafana_dashboard label for the sidecar")
+    elif rules or dashboards:
+        problem("monitoring objects rendered although monitoring.* is off")
 
     # --- the policy ConfigMaps (parts of one directory, mounted through a projected volume) ---
     cms = [o for o in by_kind(docs, "ConfigMap") if "-policies-" in o["metadata"]["name"]]
