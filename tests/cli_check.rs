@@ -664,7 +664,10 @@ fn a_policy_overlay_adds_a_rule_reconfigures_the_built_in_ones_and_is_tested_as_
     assert!(after.contains(&"TEAM1".to_string()), "{after:?}");
     // Every other built-in rule still runs.
     for rule in before.iter().filter(|r| *r != "SG101") {
-        assert!(after.contains(rule), "{rule} lost under the overlay: {after:?}");
+        assert!(
+            after.contains(rule),
+            "{rule} lost under the overlay: {after:?}"
+        );
     }
 
     // `test --overlay` runs the built-in tests and the overlay's own; `test` alone only the
