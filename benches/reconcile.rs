@@ -162,7 +162,10 @@ fn audit(c: &mut Criterion) {
     group.bench_function("app_500", |b| {
         b.iter(|| {
             let evaluation = evaluate_inventory(black_box(&inventory), &config, &policies);
-            black_box(evaluation.reports(config.report_max_results))
+            black_box(evaluation.reports(
+                syncguard::output::policy_report::ReportApi::WgPolicy,
+                config.report_max_results,
+            ))
         });
     });
     group.finish();

@@ -268,10 +268,16 @@ def check_render(args):
     rec = rules_of("ClusterRole", "-reconciler")
     writes = {t for t in rec if t[2] in ("create", "update", "patch", "delete", "deletecollection")}
     allowed_writes = {("", "events"), ("events.k8s.io", "events"),
-                      ("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports")}
+                      ("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports"),
+                      ("openreports.io", "reports"), ("openreports.io", "clusterreports")}
     for g, res, verb in sorted(writes):
         if (g, res) not in allowed_writes:
             problem(f"reconciler ClusterRole may {verb} {g or 'core'}/{res}: only Events and PolicyReports")
+    # Report APIs: exactly those reconciler.reportApi selects (all-on: both; else wgpolicyk8s).
+    report_groups = {t[0] for t in rec if t[0] in ("wgpolicyk8s.io", "openreports.io")}
+    want_groups = {"wgpolicyk8s.io", "openreports.io"} if v == "all-on" else {"wgpolicyk8s.io"}
+    if rec and report_groups != want_groups:
+        problem(f"reconciler ClusterRole covers report APIs {sorted(report_groups)}: want {sorted(want_groups)}")
     if any(t[1] == "*" or t[2] == "*" or t[0] == "*" for t in rec):
         problem("reconciler ClusterRole uses a wildcard")
     # In the release namespace: the Lease, and the loop state ConfigMap next to it (by name,

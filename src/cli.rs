@@ -153,7 +153,8 @@ pub enum Command {
     /// --policies DIR goes live, the policies are evaluated over live objects (references resolved
     /// against the owning Application's status.resources) and one bounded PolicyReport
     /// (wgpolicyk8s.io/v1alpha2, CRD required) is written per namespace, only when it changed;
-    /// --no-audit turns it off.
+    /// --report-api openreports writes an OpenReports Report (openreports.io/v1alpha1) instead,
+    /// --report-api both writes the two; --no-audit turns it off.
     ///
     /// A finding is reported once per cause within --event-dedup. Replicas elect a leader on a
     /// Lease (only the leader reads live objects and writes); /livez, /readyz and /metrics are
@@ -169,6 +170,8 @@ pub enum Command {
     ///   syncguard reconcile --no-leader-election --probe-listen 127.0.0.1:8080
     ///
     ///   syncguard reconcile --app-namespace argocd --stuck-after 15m --loop-syncs 3
+    ///
+    ///   syncguard reconcile --report-api both     # PolicyReports and OpenReports Reports
     ///
     ///   POD_NAMESPACE=syncguard POD_NAME=$(hostname) syncguard reconcile --log-format json
     Reconcile(ReconcileArgs),
@@ -465,6 +468,20 @@ pub struct ReconcileArgs {
         default_value_t = 200
     )]
     pub report_max_results: usize,
+
+    /// Which report API the audit writes its per-namespace reports in: PolicyReports
+    /// (wgpolicyk8s.io/v1alpha2), OpenReports Reports (openreports.io/v1alpha1), or both with the
+    /// same content while consumers move from one to the other. Each needs its CRD; the
+    /// reconciler's RBAC must allow it (the chart's reconciler.reportApi grants only what is
+    /// selected). Same name (syncguard), label, cap and clean-up for both.
+    #[arg(
+        long,
+        value_name = "API",
+        env = "SYNCGUARD_REPORT_API",
+        value_enum,
+        default_value = "wgpolicyk8s"
+    )]
+    pub report_api: crate::reconciler::context::ReportApis,
 
     /// Do not run the background audit (the Application diagnosis still runs).
     #[arg(long, env = "SYNCGUARD_NO_AUDIT")]

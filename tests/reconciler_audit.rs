@@ -19,6 +19,7 @@ use syncguard::policy::PolicySet;
 use syncguard::policy::builtin::PolicySource;
 use syncguard::reconciler::audit::{AuditSummary, audit_and_record, audit_once, audit_once_with};
 use syncguard::reconciler::cached::WatchedApplication;
+use syncguard::reconciler::context::ReportApis;
 use syncguard::reconciler::{Config, Context};
 use syncguard::webhook::load_policies;
 use tokio::sync::watch;
@@ -40,6 +41,8 @@ struct World {
     not_served: BTreeSet<&'static str>,
     /// PolicyReports by namespace, as stored by the API server.
     reports: BTreeMap<String, Value>,
+    /// OpenReports Reports by namespace.
+    open_reports: BTreeMap<String, Value>,
     calls: Vec<Call>,
     /// The server returns at most this many items per page (it may return fewer than `limit`),
     /// so pagination is exercised with small lists.
@@ -75,6 +78,10 @@ impl FakeApi {
 
     fn report(&self, ns: &str) -> Option<Value> {
         self.0.lock().unwrap().reports.get(ns).cloned()
+    }
+
+    fn open_report(&self, ns: &str) -> Option<Value> {
+        self.0.lock().unwrap().open_reports.get(ns).cloned()
     }
 
     fn respond(&self, parts: &http::request::Parts, body: &[u8]) -> Response<Body> {
@@ -126,8 +133,9 @@ impl FakeApi {
                 "the server could not find the requested resource",
             );
         }
-        if plural == "policyreports" {
-            return world.reports_endpoint(&parts.method, namespace, name, &query, body_json);
+        if plural == "policyreports" || plural == "reports" {
+            let open = plural == "reports";
+            return world.reports_endpoint(open, &parts.method, namespace, name, &query, body_json);
         }
         let all: Vec<Value> = world
             .objects
@@ -181,17 +189,22 @@ impl FakeApi {
 impl World {
     fn reports_endpoint(
         &mut self,
+        open: bool,
         method: &http::Method,
         namespace: Option<String>,
         name: Option<String>,
         query: &BTreeMap<String, String>,
         body: Option<Value>,
     ) -> Response<Body> {
+        let reports = if open {
+            &mut self.open_reports
+        } else {
+            &mut self.reports
+        };
         match (method.as_str(), namespace, name) {
             ("GET", ns, None) => {
                 let selector = query.get("labelSelector").cloned().unwrap_or_default();
-                let items: Vec<Value> = self
-                    .reports
+                let items: Vec<Value> = reports
                     .iter()
                     .filter(|(n, _)| ns.as_ref().is_none_or(|want| *n == want))
                     .map(|(_, r)| r.clone())
@@ -207,10 +220,10 @@ impl World {
                 stored["metadata"]["managedFields"] =
                     json!([{"manager": "syncguard", "operation": "Apply"}]);
                 stored["metadata"]["name"] = json!(name);
-                self.reports.insert(ns, stored.clone());
+                reports.insert(ns, stored.clone());
                 json_response(200, stored)
             }
-            ("DELETE", Some(ns), Some(_)) => match self.reports.remove(&ns) {
+            ("DELETE", Some(ns), Some(_)) => match reports.remove(&ns) {
                 Some(_) => json_response(
                     200,
                     json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
@@ -838,6 +851,72 @@ async fn a_missing_policy_report_crd_fails_the_audit_with_a_clear_error() {
     assert!(
         error.to_string().contains("install the PolicyReport CRD"),
         "{error}"
+    );
+}
+
+#[tokio::test]
+async fn with_both_report_apis_a_policy_report_and_a_report_say_the_same_and_stay_unchanged() {
+    let fake = FakeApi::new(seed_world());
+    let both = Config {
+        report_apis: ReportApis::Both,
+        ..config(3)
+    };
+    let first = audit(&fake, &both).await;
+    let calls = fake.calls();
+    let paths: Vec<&str> = patches(&calls).iter().map(|c| c.path.as_str()).collect();
+    assert_eq!(
+        paths,
+        vec![
+            "/apis/wgpolicyk8s.io/v1alpha2/namespaces/orders/policyreports/syncguard",
+            "/apis/openreports.io/v1alpha1/namespaces/orders/reports/syncguard",
+        ]
+    );
+    assert_eq!(first.writes.applied, 2);
+    let policy_report = fake.report("orders").unwrap();
+    let report = fake.open_report("orders").unwrap();
+    assert_eq!(report["apiVersion"], "openreports.io/v1alpha1");
+    assert_eq!(report["kind"], "Report");
+    assert_eq!(report["source"], "syncguard");
+    assert_eq!(report["configuration"]["limits"]["maxResults"], 3);
+    assert_eq!(report["results"].as_array().unwrap().len(), 3);
+    assert_eq!(report["results"], policy_report["results"]);
+    assert_eq!(report["summary"], policy_report["summary"]);
+    // Left out once per finding, not once per API.
+    assert_eq!(first.results_dropped, first.findings - 3);
+
+    let before = fake.calls().len();
+    let second = audit(&fake, &both).await;
+    let calls = fake.calls();
+    assert!(
+        patches(&calls[before..]).is_empty(),
+        "no write: {:#?}",
+        &calls[before..]
+    );
+    assert_eq!(second.writes.unchanged, 2);
+}
+
+#[tokio::test]
+async fn with_openreports_alone_a_missing_crd_is_no_failure_and_nothing_else_is_written() {
+    let mut world = seed_world();
+    world.not_served.insert("reports");
+    let fake = FakeApi::new(world);
+    let only = Config {
+        report_apis: ReportApis::OpenReports,
+        ..config(3)
+    };
+    let summary = audit(&fake, &only).await;
+    assert!(summary.findings > 0);
+    assert_eq!(summary.writes, Default::default());
+    let calls = fake.calls();
+    assert!(patches(&calls).is_empty(), "{calls:#?}");
+    assert!(
+        calls.iter().all(|c| !c.path.contains("wgpolicyk8s.io")),
+        "no PolicyReport call with openreports alone"
+    );
+    assert!(
+        calls
+            .iter()
+            .any(|c| c.path == "/apis/openreports.io/v1alpha1/reports")
     );
 }
 

@@ -95,6 +95,7 @@ pub fn config(
         audit_namespaces: clean(&args.audit_namespaces),
         audit_exclude_namespaces: clean(&args.audit_exclude_namespaces),
         report_max_results: args.report_max_results,
+        report_apis: args.report_api,
         policies: PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone()),
         rule_deadline: Duration::from_millis(args.rule_deadline_ms.max(1)),
         lease,
@@ -295,6 +296,25 @@ mod tests {
         assert!(bare.state.is_none() && bare.restore_events);
         let off = config(&args(&["--identity", "a", "--no-state"]), env).unwrap();
         assert!(off.state.is_none() && !off.restore_events);
+    }
+
+    #[test]
+    fn the_report_api_defaults_to_wgpolicyk8s_and_takes_openreports_or_both() {
+        use crate::reconciler::context::ReportApis;
+        let none = |_: &str| None;
+        let default = config(&args(&["--no-leader-election"]), none).unwrap();
+        assert_eq!(default.report_apis, ReportApis::WgPolicy);
+        for (value, want) in [
+            ("wgpolicyk8s", ReportApis::WgPolicy),
+            ("openreports", ReportApis::OpenReports),
+            ("both", ReportApis::Both),
+        ] {
+            let set = config(
+                &args(&["--no-leader-election", "--report-api", value]),
+                none,
+            );
+            assert_eq!(set.unwrap().report_apis, want, "{value}");
+        }
     }
 
     #[test]

@@ -1,5 +1,12 @@
 //! Findings of one namespace as a `wgpolicyk8s.io/v1alpha2` `PolicyReport`, the format
-//! policy-reporter, Kyverno's UI and many dashboards read.
+//! policy-reporter, Kyverno's UI and many dashboards read, or as its successor, an
+//! `openreports.io/v1alpha1` `Report` ([`ReportApi`]).
+//!
+//! The two APIs share the result format (`policy`, `rule`, `category`, `severity`, `result`,
+//! `scored`, `source`, `message`, `resources`, `properties`, `timestamp`) and the `summary`, so
+//! both are rendered from the same results. An OpenReports `Report` also carries the report-level
+//! `source` and `configuration.limits.maxResults` (the cap below), which `PolicyReport` has no
+//! field for.
 //!
 //! A view like the CLI renderers: a pure function of findings. Two decisions make it safe to
 //! write into a cluster:
@@ -21,10 +28,14 @@ use serde_json::{Map, Value, json};
 
 use crate::finding::{Action, Finding, ResourceRef, Status};
 
-/// `apiVersion` of the reports.
+/// `apiVersion` of the wgpolicyk8s.io reports.
 pub const API_VERSION: &str = "wgpolicyk8s.io/v1alpha2";
-/// `kind` of the reports.
+/// `kind` of the wgpolicyk8s.io reports.
 pub const KIND: &str = "PolicyReport";
+/// `apiVersion` of the OpenReports reports.
+pub const OPENREPORTS_API_VERSION: &str = "openreports.io/v1alpha1";
+/// `kind` of the OpenReports reports (namespaced; `ClusterReport` is the cluster-scoped one).
+pub const OPENREPORTS_KIND: &str = "Report";
 /// Every namespace's report has this name: one report per namespace, easy to find.
 pub const REPORT_NAME: &str = "syncguard";
 /// The label that marks reports syncguard owns (and may delete).
@@ -40,12 +51,68 @@ pub const NOTE_ANNOTATION: &str = "syncguard.dev/note";
 /// `results[].source`.
 pub const SOURCE: &str = "syncguard";
 
+/// The report API a report is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReportApi {
+    /// `wgpolicyk8s.io/v1alpha2` `PolicyReport` (policy-reporter, Kyverno before OpenReports).
+    WgPolicy,
+    /// `openreports.io/v1alpha1` `Report`, the Policy Working Group API's successor.
+    OpenReports,
+}
+
+impl ReportApi {
+    /// API group.
+    pub fn group(self) -> &'static str {
+        match self {
+            ReportApi::WgPolicy => "wgpolicyk8s.io",
+            ReportApi::OpenReports => "openreports.io",
+        }
+    }
+
+    /// Version.
+    pub fn version(self) -> &'static str {
+        match self {
+            ReportApi::WgPolicy => "v1alpha2",
+            ReportApi::OpenReports => "v1alpha1",
+        }
+    }
+
+    /// `group/version`.
+    pub fn api_version(self) -> &'static str {
+        match self {
+            ReportApi::WgPolicy => API_VERSION,
+            ReportApi::OpenReports => OPENREPORTS_API_VERSION,
+        }
+    }
+
+    /// `kind` of the namespaced report.
+    pub fn kind(self) -> &'static str {
+        match self {
+            ReportApi::WgPolicy => KIND,
+            ReportApi::OpenReports => OPENREPORTS_KIND,
+        }
+    }
+
+    /// Resource name of the namespaced report in URLs.
+    pub fn plural(self) -> &'static str {
+        match self {
+            ReportApi::WgPolicy => "policyreports",
+            ReportApi::OpenReports => "reports",
+        }
+    }
+
+    /// `plural.group`, for messages and CRD names.
+    pub fn display(self) -> String {
+        format!("{}.{}", self.plural(), self.group())
+    }
+}
+
 /// A rendered report and what was left out.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderedReport {
     /// The namespace.
     pub namespace: String,
-    /// The `PolicyReport` object, without result timestamps.
+    /// The `PolicyReport` (or OpenReports `Report`) object, without result timestamps.
     pub object: Value,
     /// Findings left out of `results` by the cap.
     pub omitted: usize,
@@ -166,6 +233,24 @@ pub fn render_policy_report(
     max_results: usize,
     uid_of: impl Fn(&ResourceRef) -> Option<String>,
 ) -> RenderedReport {
+    render_report(
+        ReportApi::WgPolicy,
+        namespace,
+        findings,
+        max_results,
+        uid_of,
+    )
+}
+
+/// Renders the findings of `namespace` as a report of `api` with at most `max_results` results:
+/// the same results, summary, name, label and annotations for either API.
+pub fn render_report(
+    api: ReportApi,
+    namespace: &str,
+    findings: &[&Finding],
+    max_results: usize,
+    uid_of: impl Fn(&ResourceRef) -> Option<String>,
+) -> RenderedReport {
     let mut sorted: Vec<&Finding> = findings.to_vec();
     sorted.sort_by(|a, b| compare(a, b));
     let mut summary = json!({"pass": 0, "fail": 0, "warn": 0, "error": 0, "skip": 0});
@@ -198,9 +283,9 @@ pub fn render_policy_report(
             )),
         );
     }
-    let object = json!({
-        "apiVersion": API_VERSION,
-        "kind": KIND,
+    let mut object = json!({
+        "apiVersion": api.api_version(),
+        "kind": api.kind(),
         "metadata": {
             "name": REPORT_NAME,
             "namespace": namespace,
@@ -210,6 +295,17 @@ pub fn render_policy_report(
         "summary": summary,
         "results": results,
     });
+    if api == ReportApi::OpenReports
+        && let Some(obj) = object.as_object_mut()
+    {
+        // Report-level fields only OpenReports has: every result comes from one engine, and
+        // the cap is the documented generator/consumer contract `limits.maxResults`.
+        obj.insert("source".into(), Value::from(SOURCE));
+        obj.insert(
+            "configuration".into(),
+            json!({"limits": {"maxResults": max_results}}),
+        );
+    }
     RenderedReport {
         namespace: namespace.to_string(),
         object,
@@ -255,12 +351,13 @@ pub fn carry_timestamps(desired: &mut Value, live: Option<&Value>, now_seconds: 
 }
 
 /// True when the live report already says what `desired` says, in every field syncguard owns:
-/// results, summary, our label and our annotations. Other fields (added by other managers or
+/// results, summary, (OpenReports) source and configuration, our label and our annotations. Other fields (added by other managers or
 /// the API server) are ignored.
 pub fn same_content(desired: &Value, live: &Value) -> bool {
     let field = |v: &Value, p: &str| v.pointer(p).cloned();
-    if field(desired, "/results") != field(live, "/results")
-        || field(desired, "/summary") != field(live, "/summary")
+    if ["/results", "/summary", "/source", "/configuration"]
+        .iter()
+        .any(|p| field(desired, p) != field(live, p))
     {
         return false;
     }
@@ -386,5 +483,119 @@ mod tests {
             .map(|r| r["timestamp"]["seconds"].as_i64().unwrap())
             .collect();
         assert_eq!(stamps.iter().filter(|s| **s == 3_000).count(), 1);
+    }
+
+    /// The fields of `openreports.io/v1alpha1` `Report` and of its `results[]` items, as in
+    /// the CRD (openreports/reports-api config/crd/openreports.io_reports.yaml, v0.2.1).
+    const OPENREPORTS_FIELDS: [&str; 9] = [
+        "apiVersion",
+        "kind",
+        "metadata",
+        "source",
+        "scope",
+        "scopeSelector",
+        "configuration",
+        "summary",
+        "results",
+    ];
+    const OPENREPORTS_RESULT_FIELDS: [&str; 12] = [
+        "source",
+        "policy",
+        "rule",
+        "category",
+        "severity",
+        "timestamp",
+        "result",
+        "scored",
+        "resources",
+        "resourceSelector",
+        "message",
+        "properties",
+    ];
+
+    #[test]
+    fn an_openreports_report_has_its_api_kind_and_fields_and_keeps_the_cap() {
+        let findings = five();
+        let refs: Vec<&Finding> = findings.iter().collect();
+        let mut report = render_report(ReportApi::OpenReports, "orders", &refs, 3, |_| {
+            Some("u-1".into())
+        });
+        carry_timestamps(&mut report.object, None, 1_000);
+        let object = &report.object;
+        assert_eq!(object["apiVersion"], "openreports.io/v1alpha1");
+        assert_eq!(object["kind"], "Report");
+        assert_eq!(object["metadata"]["name"], REPORT_NAME);
+        assert_eq!(object["metadata"]["namespace"], "orders");
+        assert_eq!(object["metadata"]["labels"][MANAGED_BY_LABEL], MANAGED_BY);
+        assert_eq!(object["source"], "syncguard");
+        assert_eq!(object["configuration"]["limits"]["maxResults"], 3);
+        for key in object.as_object().unwrap().keys() {
+            assert!(
+                OPENREPORTS_FIELDS.contains(&key.as_str()),
+                "not in the CRD: {key}"
+            );
+        }
+
+        // Bounded like a PolicyReport: 3 of 5 kept, the summary counts all 5.
+        assert_eq!(report.omitted, 2);
+        let results = object["results"].as_array().unwrap();
+        assert_eq!(results.len(), 3);
+        assert_eq!(object["summary"]["fail"], 1);
+        assert_eq!(object["summary"]["warn"], 4);
+        assert_eq!(object["metadata"]["annotations"][OMITTED_ANNOTATION], "2");
+        for result in results {
+            for key in result.as_object().unwrap().keys() {
+                assert!(
+                    OPENREPORTS_RESULT_FIELDS.contains(&key.as_str()),
+                    "result field not in the CRD: {key}"
+                );
+            }
+            // properties is map[string]string; timestamp needs seconds and nanos.
+            for value in result["properties"].as_object().unwrap().values() {
+                assert!(value.is_string(), "{value}");
+            }
+            assert!(result["timestamp"]["seconds"].is_i64());
+            assert!(result["timestamp"]["nanos"].is_i64());
+        }
+        let first = &results[0];
+        assert_eq!(first["policy"], "SG201");
+        assert_eq!(first["result"], "fail");
+        assert_eq!(first["severity"], "critical");
+        assert_eq!(first["message"], "SG201 on a");
+        assert_eq!(first["source"], "syncguard");
+        assert_eq!(first["resources"][0]["kind"], "Job");
+        assert_eq!(first["resources"][0]["apiVersion"], "batch/v1");
+        assert_eq!(first["resources"][0]["uid"], "u-1");
+
+        // The same results as the PolicyReport; only the envelope differs.
+        let policy_report = render_policy_report("orders", &refs, 3, |_| Some("u-1".into()));
+        let mut bare = report.object.clone();
+        for r in bare["results"].as_array_mut().unwrap() {
+            r.as_object_mut().unwrap().remove("timestamp");
+        }
+        assert_eq!(bare["results"], policy_report.object["results"]);
+        assert_eq!(bare["summary"], policy_report.object["summary"]);
+        assert_eq!(
+            policy_report.object["apiVersion"],
+            "wgpolicyk8s.io/v1alpha2"
+        );
+        assert!(policy_report.object.get("source").is_none());
+        assert!(policy_report.object.get("configuration").is_none());
+    }
+
+    #[test]
+    fn a_new_cap_is_a_change_of_an_openreports_report_even_when_nothing_is_left_out() {
+        let findings = five();
+        let refs: Vec<&Finding> = findings.iter().collect();
+        let mut live = render_report(ReportApi::OpenReports, "orders", &refs, 10, |_| None).object;
+        carry_timestamps(&mut live, None, 1_000);
+        let mut same = render_report(ReportApi::OpenReports, "orders", &refs, 10, |_| None).object;
+        carry_timestamps(&mut same, Some(&live), 2_000);
+        assert!(same_content(&same, &live));
+        let mut raised =
+            render_report(ReportApi::OpenReports, "orders", &refs, 20, |_| None).object;
+        carry_timestamps(&mut raised, Some(&live), 2_000);
+        assert_eq!(raised["results"], live["results"]);
+        assert!(!same_content(&raised, &live));
     }
 }

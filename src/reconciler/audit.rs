@@ -1,5 +1,6 @@
 //! The background audit: evaluate the current policies over live objects and publish the
-//! findings as one PolicyReport per namespace.
+//! findings as one report per namespace (a PolicyReport, an OpenReports Report, or both:
+//! `--report-api`).
 //!
 //! Objects admitted before a rule existed (or while the webhook was down, or failing open) must
 //! still be reported, and policies change. So every `audit_interval`, and whenever the policy
@@ -15,13 +16,13 @@
 //! 3. evaluates each group with the same pipeline as `syncguard check` (`Source::Audit`), with
 //!    references that are not in the group but exist live resolved as `"resolution": "live"`
 //!    (so SG201 does not report a Secret created by hand as missing);
-//! 4. renders one bounded report per namespace and writes only those that changed
-//!    ([`super::report`]).
+//! 4. renders one bounded report per namespace and selected report API and writes only those
+//!    that changed ([`super::report`]).
 //!
 //! Objects with a controller owner (Pods of ReplicaSets, Jobs of CronJobs, Secrets of
 //! ExternalSecrets) are reference targets only: Argo CD never applies them, their owner is
-//! judged instead. Findings about cluster-scoped objects are not reported (a PolicyReport is
-//! namespaced; a ClusterPolicyReport is not written yet).
+//! judged instead. Findings about cluster-scoped objects are not reported (a PolicyReport or
+//! Report is namespaced; a ClusterPolicyReport or ClusterReport is not written yet).
 
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
@@ -42,12 +43,12 @@ use super::context::{Config, Context};
 use super::hooks::HookInventory;
 use super::install::{self, Installation};
 use super::live::{AppEntry, AppIndex, LiveObject, adopt, key_of};
-use super::report::{ReportError, WriteSummary, write_reports};
+use super::report::{ReportError, WriteSummary, write_selected};
 use crate::evaluate::{EvaluateOptions, Source, build_inputs};
 use crate::finding::{Finding, ResourceRef, Status};
 use crate::metrics::OutcomeLabels;
 use crate::model::Resource;
-use crate::output::policy_report::{RenderedReport, render_policy_report};
+use crate::output::policy_report::{RenderedReport, ReportApi, render_report};
 use crate::plan::ObjectKey;
 use crate::policy::PolicySet;
 
@@ -239,13 +240,13 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// Renders one bounded report per namespace with findings.
-    pub fn reports(&self, max_results: usize) -> Vec<RenderedReport> {
+    /// Renders one bounded report of `api` per namespace with findings.
+    pub fn reports(&self, api: ReportApi, max_results: usize) -> Vec<RenderedReport> {
         self.by_namespace
             .iter()
             .map(|(ns, findings)| {
                 let refs: Vec<&Finding> = findings.iter().collect();
-                render_policy_report(ns, &refs, max_results, |r| self.uid_of(r))
+                render_report(api, ns, &refs, max_results, |r| self.uid_of(r))
             })
             .collect()
     }
@@ -463,17 +464,32 @@ pub async fn audit_once_with(
     let skipped_kinds = inventory.skipped_kinds.clone();
     let hooks = Arc::new(std::mem::take(&mut inventory.hooks));
     let audit_config = config.clone();
-    // Evaluation is CPU-bound (rayon inside): keep it off the async threads.
-    let (evaluation, reports) = tokio::task::spawn_blocking(move || {
+    // Evaluation and rendering are CPU-bound (rayon inside): keep them off the async threads.
+    let (evaluation, mut reports) = tokio::task::spawn_blocking(move || {
         let evaluation = evaluate_inventory(&inventory, &audit_config, &policies);
-        let reports = evaluation.reports(audit_config.report_max_results);
+        let reports: BTreeMap<ReportApi, Vec<RenderedReport>> = audit_config
+            .report_apis
+            .apis()
+            .iter()
+            .map(|&api| {
+                (
+                    api,
+                    evaluation.reports(api, audit_config.report_max_results),
+                )
+            })
+            .collect();
         (evaluation, reports)
     })
     .await
     .map_err(|e| AuditError::Task(e.to_string()))?;
-    let results_dropped = reports.iter().map(|r| r.omitted).sum();
+    // Every API gets the same results, so as many are left out of each: count one API's.
+    let results_dropped = reports
+        .values()
+        .next()
+        .map_or(0, |rs| rs.iter().map(|r| r.omitted).sum());
     let now = time::OffsetDateTime::now_utc().unix_timestamp();
-    let writes = write_reports(client, config, reports, now).await?;
+    let render = |api| reports.remove(&api).unwrap_or_default();
+    let writes = write_selected(client, config, render, now).await?;
     Ok(AuditSummary {
         objects,
         evaluated: evaluation.evaluated,

@@ -7,6 +7,7 @@ use arc_swap::ArcSwap;
 use tokio::sync::watch;
 
 use crate::metrics::ReconcilerMetrics;
+use crate::output::policy_report::ReportApi;
 use crate::policy::PolicySet;
 use crate::policy::builtin::PolicySource;
 
@@ -40,6 +41,8 @@ pub struct Config {
     pub audit_exclude_namespaces: Vec<String>,
     /// At most this many results per PolicyReport (the summary says how many were left out).
     pub report_max_results: usize,
+    /// Which report APIs the audit writes (`--report-api`).
+    pub report_apis: ReportApis,
     /// Where the policies come from (built-in or a watched directory).
     pub policies: PolicySource,
     /// Per-object policy deadline.
@@ -85,6 +88,7 @@ impl Default for Config {
                 "kube-node-lease".into(),
             ],
             report_max_results: 200,
+            report_apis: ReportApis::default(),
             policies: PolicySource::Builtin,
             rule_deadline: Duration::from_millis(250),
             lease: None,
@@ -96,6 +100,34 @@ impl Default for Config {
             api_qps: super::budget::DEFAULT_RATE,
             api_burst: super::budget::DEFAULT_BURST,
             shutdown_timeout: super::run::DEFAULT_SHUTDOWN_TIMEOUT,
+        }
+    }
+}
+
+/// Which report APIs the background audit writes its per-namespace reports in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ReportApis {
+    /// wgpolicyk8s.io/v1alpha2 PolicyReport, the format policy-reporter and Kyverno have read
+    /// longest. Without its CRD every audit pass fails with an error saying so.
+    #[default]
+    #[value(name = "wgpolicyk8s")]
+    WgPolicy,
+    /// openreports.io/v1alpha1 Report, the API that succeeds it (policy-reporter reads both).
+    /// Without its CRD the reconciler logs a warning once and audits on without writing.
+    #[value(name = "openreports")]
+    OpenReports,
+    /// Both, with the same content: for a move from one API to the other.
+    #[value(name = "both")]
+    Both,
+}
+
+impl ReportApis {
+    /// The APIs selected, wgpolicyk8s.io first.
+    pub fn apis(self) -> &'static [ReportApi] {
+        match self {
+            ReportApis::WgPolicy => &[ReportApi::WgPolicy],
+            ReportApis::OpenReports => &[ReportApi::OpenReports],
+            ReportApis::Both => &[ReportApi::WgPolicy, ReportApi::OpenReports],
         }
     }
 }

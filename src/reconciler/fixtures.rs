@@ -119,6 +119,15 @@ impl Exchange {
         e
     }
 
+    /// `DELETE path`, answered with a success Status.
+    pub fn delete(path: &str) -> Self {
+        Self::new(
+            Method::DELETE,
+            path,
+            json!({"apiVersion": "v1", "kind": "Status", "status": "Success", "code": 200}),
+        )
+    }
+
     /// Answer with this HTTP status instead (the body becomes a Status object).
     pub fn failing(mut self, code: u16) -> Self {
         self.status = StatusCode::from_u16(code).unwrap();

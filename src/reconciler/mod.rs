@@ -22,7 +22,8 @@
 //!   [`AppIndex`] of Applications (shared with the webhook's Application cache).
 //! - [`audit`]: the background audit — list live objects, evaluate them per Application,
 //!   write [`report`]s.
-//! - [`report`]: one bounded `PolicyReport` per namespace, written only when it changed.
+//! - [`report`]: one bounded `PolicyReport` (and/or OpenReports `Report`, `--report-api`) per
+//!   namespace, written only when it changed.
 //! - [`policy_reload`]: the audit as a runner task, re-run when a tested policy set goes live.
 //!
 //! Every writer (Events, PolicyReports) runs only while this replica holds the leader Lease, so

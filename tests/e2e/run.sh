@@ -1082,6 +1082,14 @@ reports_rv() {
 orders_report_results_are() {
     [[ "$(k get policyreport syncguard -n orders -o json 2>/dev/null | jq '.results | length')" == "$1" ]]
 }
+# The same for the OpenReports Report (--report-api both), as stored (pruned to its CRD's schema).
+open_reports_rv() {
+    k get reports.openreports.io -A -l app.kubernetes.io/managed-by=syncguard \
+        -o jsonpath='{range .items[*]}{.metadata.namespace}/{.metadata.resourceVersion} {end}'
+}
+orders_open_report_results_are() {
+    [[ "$(k get reports.openreports.io syncguard -n orders -o json 2>/dev/null | jq '.results | length')" == "$1" ]]
+}
 
 scenario_reconciler_audit_policyreport() {
     # What `syncguard check` says about the seed incident's manifests ...
@@ -1095,8 +1103,9 @@ scenario_reconciler_audit_policyreport() {
     stuck_sync_apply
     assert_eq "stored activeDeadlineSeconds backoffLimit" "900 2" \
         "$(k get job db-migrate -n orders -o jsonpath='{.spec.activeDeadlineSeconds} {.spec.backoffLimit}')"
-    rec_start audit --no-leader-election --audit-interval 2s
+    rec_start audit --no-leader-election --audit-interval 2s --report-api both
     wait_for "PolicyReport orders/syncguard" 20 orders_report_results_are 2
+    wait_for "Report orders/syncguard (openreports.io)" 20 orders_open_report_results_are 2
     local rep
     rep="$(k get policyreport syncguard -n orders -o json)"
     jq -r '.results[] | "    result: \(.policy) \(.result) \(.severity) \(.resources[0].kind)/\(.resources[0].name)"' <<<"$rep"
@@ -1109,14 +1118,25 @@ scenario_reconciler_audit_policyreport() {
     assert_eq "summary fail/warn" "1/1" "$(jq -r '"\(.summary.fail)/\(.summary.warn)"' <<<"$rep")"
     assert_eq "findings-total/results-omitted" "2/0" \
         "$(jq -r '.metadata.annotations | "\(."syncguard.dev/findings-total")/\(."syncguard.dev/results-omitted")"' <<<"$rep")"
+    # The OpenReports Report says the same, in its own envelope, after the API server pruned it
+    # to the CRD's schema (a field the API does not define would be gone here).
+    local orep
+    orep="$(k get reports.openreports.io syncguard -n orders -o json)"
+    assert_eq "Report apiVersion/kind/source/maxResults" "openreports.io/v1alpha1 Report syncguard 200" \
+        "$(jq -r '"\(.apiVersion) \(.kind) \(.source) \(.configuration.limits.maxResults)"' <<<"$orep")"
+    assert_eq "Report label" syncguard "$(jq -r '.metadata.labels["app.kubernetes.io/managed-by"]' <<<"$orep")"
+    assert_eq "Report results and summary = the PolicyReport's" true \
+        "$(jq -n --argjson a "$rep" --argjson b "$orep" '$a.results == $b.results and $a.summary == $b.summary')"
 
     # No churn: further passes over the unchanged cluster write nothing.
-    local rv applied audits
+    local rv orv applied audits
     rv="$(reports_rv)"
+    orv="$(open_reports_rv)"
     applied="$(rec_metric audit 'syncguard_policyreport_writes_total{outcome="applied"}')"
     audits="$(rec_metric audit 'syncguard_audits_total{outcome="ok"}')"
     wait_for "two more audit passes" 20 rec_metric_at_least audit 'syncguard_audits_total{outcome="ok"}' $((audits + 2))
     assert_eq "PolicyReport resourceVersions after two more passes" "$rv" "$(reports_rv)"
+    assert_eq "Report resourceVersions after two more passes" "$orv" "$(open_reports_rv)"
     assert_eq "PolicyReport applies after two more passes" "$applied" \
         "$(rec_metric audit 'syncguard_policyreport_writes_total{outcome="applied"}')"
     rec_stop audit
