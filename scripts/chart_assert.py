@@ -227,6 +227,11 @@ def check_render(args):
                         problem(f"{kn(d)}: leader election flag {flag}... missing")
                 if not 1 <= d["spec"]["replicas"] <= 2:
                     problem(f"{kn(d)}: 1 or 2 replicas")
+                # Ending stuck operations is opt-in (all-on: on, 45m); off adds no flag.
+                term = [a for a in args_ if a.startswith("--terminate")]
+                want_term = ["--terminate=on", "--terminate-after=45m"] if v == "all-on" else []
+                if term != want_term:
+                    problem(f"{kn(d)}: termination flags {term}, want {want_term}")
         if comp == "webhook":
             if d["spec"]["replicas"] < 2:
                 problem(f"{kn(d)}: the webhook runs at least 2 replicas by default")
@@ -270,9 +275,15 @@ def check_render(args):
     allowed_writes = {("", "events"), ("events.k8s.io", "events"),
                       ("wgpolicyk8s.io", "policyreports"), ("wgpolicyk8s.io", "clusterpolicyreports"),
                       ("openreports.io", "reports"), ("openreports.io", "clusterreports")}
+    # Applications only with reconciler.terminate.mode=on (all-on), and only `update`.
+    if v == "all-on":
+        allowed_writes.add(("argoproj.io", "applications"))
+        if ("argoproj.io", "applications", "update") not in writes:
+            problem("reconciler ClusterRole: terminate.mode=on but no update on applications")
     for g, res, verb in sorted(writes):
-        if (g, res) not in allowed_writes:
-            problem(f"reconciler ClusterRole may {verb} {g or 'core'}/{res}: only Events and PolicyReports")
+        if (g, res) not in allowed_writes or (res == "applications" and verb != "update"):
+            problem(f"reconciler ClusterRole may {verb} {g or 'core'}/{res}: only Events, reports "
+                    "and (terminate.mode=on) update on applications")
     # Report APIs: exactly those reconciler.reportApi selects (all-on: both; else wgpolicyk8s).
     report_groups = {t[0] for t in rec if t[0] in ("wgpolicyk8s.io", "openreports.io")}
     want_groups = {"wgpolicyk8s.io", "openreports.io"} if v == "all-on" else {"wgpolicyk8s.io"}

@@ -149,6 +149,9 @@ pub enum Command {
     ///   SG503 accumulated hooks — more than --hook-threshold completed hook Jobs/Pods left
     ///   behind by generateName hooks without a delete policy.
     ///
+    /// Opt-in: --terminate on ends a stuck operation whose hook certainly cannot progress, once
+    /// past the Application's syncguard.dev/terminate-stuck-after (or --terminate-after).
+    ///
     /// Background audit: every --audit-interval, and at once when a tested new policy set in
     /// --policies DIR goes live, the policies are evaluated over live objects (references resolved
     /// against the owning Application's status.resources) and one bounded PolicyReport
@@ -172,6 +175,8 @@ pub enum Command {
     ///   syncguard reconcile --app-namespace argocd --stuck-after 15m --loop-syncs 3
     ///
     ///   syncguard reconcile --report-api both     # PolicyReports and OpenReports Reports
+    ///
+    ///   syncguard reconcile --terminate dry-run --terminate-after 45m
     ///
     ///   POD_NAMESPACE=syncguard POD_NAME=$(hostname) syncguard reconcile --log-format json
     Reconcile(ReconcileArgs),
@@ -408,6 +413,31 @@ pub struct ReconcileArgs {
           value_parser = parse_duration)]
     pub stuck_after: std::time::Duration,
 
+    /// End stuck sync operations for a proven cause: off (default), dry-run (an Event and a
+    /// metric say what would be done; nothing is written) or on. Only Applications that opt in
+    /// are considered: annotation syncguard.dev/terminate-stuck-after: 30m on the Application,
+    /// or --terminate-after as a default (the annotation "off" opts out). An operation is
+    /// ended only when it has run past that threshold AND the hook it waits for certainly
+    /// cannot progress (image cannot be pulled, CrashLoopBackOff, unschedulable, a
+    /// Secret/ConfigMap nothing creates before it), seen unchanged for a minute (half the
+    /// threshold if shorter). The write is Argo CD's own terminate (phase Terminating); the
+    /// Event StuckSyncTerminated names the cause and the threshold. Needs update on
+    /// applications.argoproj.io.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        env = "SYNCGUARD_TERMINATE",
+        default_value_t = crate::reconciler::terminate::Mode::Off
+    )]
+    pub terminate: crate::reconciler::terminate::Mode,
+
+    /// Termination threshold for Applications without the annotation (unset: only annotated
+    /// Applications). Used only with --terminate dry-run or on.
+    #[arg(long, value_name = "DURATION", env = "SYNCGUARD_TERMINATE_AFTER",
+          value_parser = parse_duration)]
+    pub terminate_after: Option<std::time::Duration>,
+
     /// SG502: the window in which repeated syncs of one Application count as a loop.
     #[arg(long, value_name = "DURATION", env = "SYNCGUARD_LOOP_WINDOW", default_value = "30m",
           value_parser = parse_duration)]
@@ -586,48 +616,7 @@ pub struct ReconcileArgs {
     pub log_format: LogFormat,
 }
 
-/// Parses a duration with units: `500ms`, `90s`, `20m`, `1h30m`, `2d`. A bare number is
-/// refused: "20" could mean seconds or minutes, and guessing wrong silently is worse.
-pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    let s = s.trim();
-    if s.is_empty() {
-        return Err("empty duration; use e.g. 90s, 20m, 1h".into());
-    }
-    let mut total = std::time::Duration::ZERO;
-    let mut rest = s;
-    while !rest.is_empty() {
-        let digits = rest
-            .find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        if digits == 0 {
-            return Err(format!("{s:?}: expected a number, e.g. 90s, 20m, 1h30m"));
-        }
-        let n: u64 = rest[..digits]
-            .parse()
-            .map_err(|_| format!("{s:?}: number too large"))?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        let part = match unit {
-            "ms" => std::time::Duration::from_millis(n),
-            "s" => std::time::Duration::from_secs(n),
-            "m" => std::time::Duration::from_secs(n.saturating_mul(60)),
-            "h" => std::time::Duration::from_secs(n.saturating_mul(3600)),
-            "d" => std::time::Duration::from_secs(n.saturating_mul(86400)),
-            "" => return Err(format!("{s:?}: missing unit (ms, s, m, h, d), e.g. {n}m")),
-            other => {
-                return Err(format!(
-                    "{s:?}: unknown unit {other:?} (use ms, s, m, h, d)"
-                ));
-            }
-        };
-        total = total.saturating_add(part);
-    }
-    Ok(total)
-}
+pub use crate::duration::parse_duration;
 
 /// `--on-error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -1089,18 +1078,6 @@ mod tests {
         ] {
             assert!(help.contains(env), "{env} missing");
         }
-    }
-
-    #[test]
-    fn durations_need_a_unit_and_may_combine_units() {
-        use std::time::Duration;
-        assert_eq!(parse_duration("20m"), Ok(Duration::from_secs(1200)));
-        assert_eq!(parse_duration("1h30m"), Ok(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2d"), Ok(Duration::from_secs(172_800)));
-        assert!(parse_duration("20").unwrap_err().contains("missing unit"));
-        assert!(parse_duration("5y").unwrap_err().contains("unknown unit"));
-        assert!(parse_duration("m").is_err());
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub mod cli;
 pub mod command;
 pub mod determinism;
 pub mod dry_run;
+pub mod duration;
 pub mod evaluate;
 pub mod finding;
 pub mod kube_client;

@@ -295,6 +295,17 @@ pub struct OutcomeLabels {
     pub outcome: &'static str,
 }
 
+/// Labels of `syncguard_stuck_operations_terminated_total`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct TerminationLabels {
+    /// `terminated`, `dry_run` (would have), `skipped` (the operation changed or ended before
+    /// the write), `failed`.
+    pub outcome: &'static str,
+    /// The proven cause: `image_pull`, `crash_loop`, `unschedulable`, `missing_ref`,
+    /// `ordering_deadlock`.
+    pub cause: &'static str,
+}
+
 /// Reconciler durations, in seconds: from a millisecond (one small Application) to minutes (a
 /// full audit of a large cluster).
 pub const RECONCILE_BUCKETS: [f64; 12] = [
@@ -333,6 +344,8 @@ pub struct ReconcilerMetrics {
     /// Sync status changes the reconciler saw, by the status turned to (a loop is a stream
     /// of `OutOfSync` after `Synced`; see [`crate::reconciler::sync_loop`]).
     pub status_changes: Family<StatusLabels, Counter>,
+    /// Stuck operations ended (or, in a dry run, that would have been) for a proven cause.
+    pub terminations: Family<TerminationLabels, Counter>,
     /// 1 while this replica holds the leader Lease.
     pub leader: Gauge,
     /// 1 when the Application watch has synced and the policies are loaded.
@@ -421,6 +434,12 @@ impl ReconcilerMetrics {
             "Changes of an Application's sync status seen between two reconciles, by the status turned to",
             status_changes.clone(),
         );
+        let terminations = Family::<TerminationLabels, Counter>::default();
+        registry.register(
+            "stuck_operations_terminated",
+            "Stuck sync operations ended for a proven cause: terminated, dry_run (would have), skipped (changed before the write), failed",
+            terminations.clone(),
+        );
         let leader = Gauge::default();
         registry.register(
             "leader",
@@ -448,6 +467,7 @@ impl ReconcilerMetrics {
             report_results_dropped,
             state_writes,
             status_changes,
+            terminations,
             leader,
             ready,
         }

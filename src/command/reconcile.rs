@@ -36,6 +36,15 @@ pub fn config(
              Lease release time to finish)"
         );
     }
+    if args.terminate_after.is_some() && args.terminate == reconciler::terminate::Mode::Off {
+        anyhow::bail!(
+            "--terminate-after has no effect while --terminate is off: add --terminate dry-run \
+             (report what would be ended) or --terminate on"
+        );
+    }
+    if args.terminate_after.is_some_and(|d| d.is_zero()) {
+        anyhow::bail!("--terminate-after must be longer than zero (e.g. 30m)");
+    }
     let non_empty = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
     let lease = if args.no_leader_election {
         None
@@ -107,6 +116,8 @@ pub fn config(
         api_qps: args.api_qps,
         api_burst: args.api_burst,
         shutdown_timeout: args.shutdown_timeout,
+        terminate: args.terminate,
+        terminate_after: args.terminate_after,
     })
 }
 
@@ -353,5 +364,39 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("--loop-syncs"));
+    }
+
+    #[test]
+    fn termination_is_off_by_default_and_a_default_threshold_needs_a_mode() {
+        use crate::reconciler::terminate::Mode;
+        let none = |_: &str| None;
+        let default = config(&args(&["--no-leader-election"]), none).unwrap();
+        assert_eq!(
+            (default.terminate, default.terminate_after),
+            (Mode::Off, None)
+        );
+        let dry = config(
+            &args(&[
+                "--no-leader-election",
+                "--terminate",
+                "dry-run",
+                "--terminate-after",
+                "45m",
+            ]),
+            none,
+        )
+        .unwrap();
+        assert_eq!(
+            (dry.terminate, dry.terminate_after),
+            (Mode::DryRun, Some(Duration::from_secs(45 * 60)))
+        );
+        let on = config(&args(&["--no-leader-election", "--terminate", "on"]), none).unwrap();
+        assert_eq!((on.terminate, on.terminate_after), (Mode::On, None));
+        let err = config(
+            &args(&["--no-leader-election", "--terminate-after", "30m"]),
+            none,
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("--terminate dry-run"), "{err}");
     }
 }

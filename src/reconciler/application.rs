@@ -16,6 +16,10 @@ pub const VERSION: &str = "v1alpha1";
 /// See [`GROUP`].
 pub const KIND: &str = "Application";
 
+/// The Application annotation that opts it in to ending a stuck operation
+/// ([`super::terminate`]): a duration (`30m`), or `off` to opt out of a configured default.
+pub const TERMINATE_ANNOTATION: &str = "syncguard.dev/terminate-stuck-after";
+
 /// The fields of a live Application that syncguard reads.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LiveApplication {
@@ -27,6 +31,8 @@ pub struct LiveApplication {
     pub uid: Option<String>,
     /// `metadata.resourceVersion`.
     pub resource_version: Option<String>,
+    /// The [`TERMINATE_ANNOTATION`], as written.
+    pub terminate_after: Option<String>,
     /// `spec.destination.namespace`.
     pub destination_namespace: Option<String>,
     /// `spec.syncPolicy.automated` is set.
@@ -283,6 +289,11 @@ impl LiveApplication {
             namespace: string_at(app, "/metadata/namespace"),
             uid: str_at(app, "/metadata/uid"),
             resource_version: str_at(app, "/metadata/resourceVersion"),
+            terminate_after: app
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(TERMINATE_ANNOTATION))
+                .and_then(Value::as_str)
+                .map(str::to_string),
             destination_namespace: str_at(app, "/spec/destination/namespace")
                 .filter(|s| !s.is_empty()),
             automated,

@@ -65,6 +65,11 @@ pub struct Config {
     pub api_qps: f64,
     /// Burst of the diagnosis' live reads.
     pub api_burst: u32,
+    /// Whether stuck operations are ended for a proven cause ([`super::terminate`]).
+    pub terminate: super::terminate::Mode,
+    /// The termination threshold of Applications without the annotation; `None` = only
+    /// annotated Applications are considered.
+    pub terminate_after: Option<Duration>,
     /// The whole shutdown after SIGTERM (stop writers, final loop-state write, Lease release,
     /// probes) ends within this; each step gets its share ([`super::run::ShutdownBudget`]).
     pub shutdown_timeout: Duration,
@@ -100,6 +105,8 @@ impl Default for Config {
             api_qps: super::budget::DEFAULT_RATE,
             api_burst: super::budget::DEFAULT_BURST,
             shutdown_timeout: super::run::DEFAULT_SHUTDOWN_TIMEOUT,
+            terminate: super::terminate::Mode::Off,
+            terminate_after: None,
         }
     }
 }

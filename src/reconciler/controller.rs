@@ -26,9 +26,11 @@ use super::error::{Error, Result};
 use super::events::{Emitter, Outcome};
 use super::state::{self, StateStore};
 use super::sync_loop::LoopTracker;
-use super::{hooks, stuck, sync_loop};
-use crate::metrics::{ReconcilerMetrics, StatusLabels};
+use super::{hooks, stuck, sync_loop, terminate};
+use crate::metrics::{ReconcilerMetrics, StatusLabels, TerminationLabels};
 
+/// After a failed termination write, look again this soon.
+const RETRY_TERMINATE: Duration = Duration::from_secs(10);
 /// While an operation is stuck, re-diagnose this often even without Application changes (pod
 /// states change without touching the Application).
 pub const STUCK_RECHECK: Duration = Duration::from_secs(5 * 60);
@@ -68,6 +70,8 @@ pub struct Reconciler {
     restore_lock: tokio::sync::Mutex<()>,
     /// When this process started (SG503: syncs before it wait for the audit's inventory).
     started: OffsetDateTime,
+    /// Stalls seen per Application, for confirming and acting once ([`terminate`]).
+    stalls: terminate::Stalls,
 }
 
 impl Reconciler {
@@ -93,6 +97,7 @@ impl Reconciler {
             restored: AtomicBool::new(false),
             started: OffsetDateTime::now_utc(),
             restore_lock: tokio::sync::Mutex::new(()),
+            stalls: terminate::Stalls::default(),
             ctx,
         }
     }
@@ -195,16 +200,29 @@ impl Reconciler {
                 .inc();
         }
         let until_stuck = stuck::time_to_threshold(app, now, cfg.stuck_after);
-        let action = match until_stuck {
+        let mut next = match until_stuck {
             // Wake up just after the operation crosses the threshold.
-            Some(left) => Action::requeue(left + Duration::from_secs(1)),
-            None if stuck::is_stuck(app, now, cfg.stuck_after) => Action::requeue(STUCK_RECHECK),
-            None => Action::requeue(IDLE_RECHECK),
+            Some(left) => left + Duration::from_secs(1),
+            None if stuck::is_stuck(app, now, cfg.stuck_after) => STUCK_RECHECK,
+            None => IDLE_RECHECK,
         };
+        let termination = match cfg.terminate {
+            terminate::Mode::Off => terminate::Threshold::Off,
+            _ => terminate::threshold(app, cfg.terminate_after),
+        };
+        if let terminate::Threshold::Invalid(why) = &termination {
+            tracing::warn!(app = %app.display_name(), "{why}; the operation is never terminated");
+        }
+        let watching = terminate::watching(app, &termination, now);
+        if let (Some(from), Some(running)) = (termination.watch_from(), app.running_for(now))
+            && running < from
+        {
+            next = next.min(from - running + Duration::from_secs(1));
+        }
         if !self.ctx.is_leader() {
             // A replica that lost the lease must not keep reporting its old open findings.
             self.emitter.report(&self.ctx, app, &[], now).await;
-            return Ok((Vec::new(), Vec::new(), action));
+            return Ok((Vec::new(), Vec::new(), Action::requeue(next)));
         }
         let client = &self.ctx.client;
         let mut findings = Vec::new();
@@ -214,21 +232,36 @@ impl Reconciler {
             first_error.get_or_insert(e);
         };
 
-        if stuck::is_stuck(app, now, cfg.stuck_after) {
+        let stuck_now = stuck::is_stuck(app, now, cfg.stuck_after);
+        if stuck_now || watching {
             let blocker = stuck::blocker(app);
             let mut facts = stuck::LiveFacts::default();
-            if let Some(b) = &blocker
-                && let Err(e) = stuck::fetch_facts(client, &self.ctx.budget, b, &mut facts).await
-            {
+            let fetched = match &blocker {
+                Some(b) => stuck::fetch_facts(client, &self.ctx.budget, b, &mut facts).await,
+                None => Ok(()),
+            };
+            let complete = fetched.is_ok();
+            if let Err(e) = fetched {
                 note(e);
             }
-            findings.extend(stuck::diagnose(
-                app,
-                now,
-                cfg.stuck_after,
-                blocker.as_ref(),
-                &facts,
-            ));
+            if stuck_now {
+                findings.extend(stuck::diagnose(
+                    app,
+                    now,
+                    cfg.stuck_after,
+                    blocker.as_ref(),
+                    &facts,
+                ));
+            }
+            // Never act on half the facts: a forbidden pod list must not read as "no pods".
+            if watching && complete {
+                let stall = stuck::certain_stall(app, blocker.as_ref(), &facts);
+                if let Some(wait) = self.end_if_stalled(app, &termination, stall, now).await {
+                    next = next.min(wait);
+                }
+            }
+        } else {
+            self.stalls.clear(&key(app));
         }
 
         if evidence.is_loop(cfg.loop_syncs) {
@@ -286,7 +319,86 @@ impl Reconciler {
         let outcomes = self.emitter.report(&self.ctx, app, &findings, now).await;
         match first_error {
             Some(e) => Err(e),
-            None => Ok((findings, outcomes, action)),
+            None => Ok((findings, outcomes, Action::requeue(next))),
+        }
+    }
+
+    /// Ends `app`'s operation when its stall is certain, past the threshold and confirmed
+    /// ([`terminate`]); returns when to look again while a certain stall is not acted on yet.
+    async fn end_if_stalled(
+        &self,
+        app: &LiveApplication,
+        threshold: &terminate::Threshold,
+        stall: std::result::Result<stuck::Stall, String>,
+        now: OffsetDateTime,
+    ) -> Option<Duration> {
+        let terminate::Threshold::After { after, .. } = threshold else {
+            return None;
+        };
+        let app_key = key(app);
+        let running = app.running_for(now)?;
+        let (seen_for, acted) = match &stall {
+            Ok(s) => self.stalls.observe(&app_key, &s.fingerprint, now),
+            Err(why) => {
+                tracing::debug!(app = %app.display_name(), "not terminated: {why}");
+                self.stalls.clear(&app_key);
+                return None;
+            }
+        };
+        let decision = terminate::decide(
+            running,
+            *after,
+            stall.as_ref().map_err(String::as_str),
+            seen_for,
+        );
+        let stall = stall.ok()?;
+        match decision {
+            terminate::Decision::Leave(_) => None,
+            terminate::Decision::Wait(wait) => Some(wait + Duration::from_secs(1)),
+            terminate::Decision::Terminate if acted => None,
+            terminate::Decision::Terminate => {
+                let mode = self.ctx.config.terminate;
+                let count = |outcome| {
+                    self.ctx
+                        .metrics
+                        .terminations
+                        .get_or_create(&TerminationLabels {
+                            outcome,
+                            cause: stall.cause.label(),
+                        })
+                        .inc();
+                };
+                if mode == terminate::Mode::On {
+                    match terminate::terminate_operation(&self.ctx.client, app).await {
+                        Ok(terminate::Written::Terminated) => count("terminated"),
+                        Ok(terminate::Written::Changed(why)) => {
+                            tracing::info!(app = %app.display_name(), "not terminated: {why}");
+                            count("skipped");
+                            self.stalls.acted(&app_key);
+                            return None;
+                        }
+                        Err(e) => {
+                            tracing::warn!(app = %app.display_name(), error = %e,
+                                "cannot terminate the stuck operation; will retry");
+                            count("failed");
+                            return Some(RETRY_TERMINATE);
+                        }
+                    }
+                } else {
+                    count("dry_run");
+                }
+                self.stalls.acted(&app_key);
+                let what = terminate::announcement(app, &stall, threshold, running, mode);
+                tracing::warn!(app = %app.display_name(), "{}", what.note);
+                if let Err(e) = self.emitter.announce(&self.ctx, app, &what, now).await {
+                    ReconcilerMetrics::count(&self.ctx.metrics.events, "failed");
+                    tracing::warn!(app = %app.display_name(), error = %e,
+                        "cannot create the termination Event");
+                } else {
+                    ReconcilerMetrics::count(&self.ctx.metrics.events, "emitted");
+                }
+                None
+            }
         }
     }
 
@@ -295,6 +407,7 @@ impl Reconciler {
     pub fn forget_missing(&self, live: &HashSet<String>) {
         self.emitter.forget_missing(&self.ctx.metrics, live);
         self.loops.forget_missing(live);
+        self.stalls.forget_missing(live);
         if let Ok(mut seen) = self.hooks_seen.lock() {
             seen.retain(|k, _| live.contains(k));
         }
@@ -969,6 +1082,209 @@ mod tests {
             metrics.contains("syncguard_sync_status_changes_total{to=\"Synced\"} 1"),
             "{metrics}"
         );
+    }
+
+    const APP_PATH: &str = "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/svc-foo";
+
+    /// Termination on (or dry run), SG501 far away so only the termination path writes.
+    fn terminating(mode: terminate::Mode) -> Config {
+        Config {
+            terminate: mode,
+            stuck_after: Duration::from_secs(10 * 3600),
+            ..Config::default()
+        }
+    }
+
+    /// The seed incident, opted in at 20 min: its PreSync Job needs Secret db-creds, which an
+    /// ExternalSecret of the Sync phase makes — an ordering deadlock.
+    fn opted_in() -> AppBuilder {
+        seed_app().annotation("syncguard.dev/terminate-stuck-after", "20m")
+    }
+
+    /// The Application as the API server serves it while the operation runs.
+    fn served(app: &AppBuilder) -> Value {
+        let mut v = app.json();
+        v["operation"] = json!({"sync": {"revision": "abc"}, "initiatedBy": {"automated": true}});
+        v
+    }
+
+    fn terminated_event(reason: &'static str, note_contains: &'static str) -> Exchange {
+        Exchange::post(
+            "/apis/events.k8s.io/v1/namespaces/argocd/events",
+            move |ev: &Value| {
+                assert_eq!(ev["reason"], reason);
+                assert_eq!(ev["action"], "Terminate");
+                assert_eq!(ev["regarding"]["name"], "svc-foo");
+                let note = ev["note"].as_str().unwrap();
+                assert!(note.contains(note_contains), "{note}");
+                assert!(note.contains("threshold 20 min from annotation"), "{note}");
+            },
+        )
+    }
+
+    #[tokio::test]
+    async fn a_deadlocked_hook_past_the_threshold_is_terminated_once_as_argocd_does() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, terminating(terminate::Mode::On), true));
+        let builder = opted_in();
+        let app = builder.live();
+        let mut script = stuck_sync_facts();
+        script.extend(stuck_sync_facts());
+        script.push(Exchange::get(APP_PATH, served(&builder)));
+        script.push(Exchange::put(APP_PATH, |body: &Value| {
+            assert_eq!(body["status"]["operationState"]["phase"], "Terminating");
+            // The whole object goes back as read: the operation, the spec, the version.
+            assert_eq!(body["operation"]["sync"]["revision"], "abc");
+            assert_eq!(body["metadata"]["resourceVersion"], "100");
+            assert_eq!(body["spec"]["destination"]["namespace"], "app-foo");
+        }));
+        script.push(terminated_event(
+            "StuckSyncTerminated",
+            "Terminated the sync operation of Application argocd/svc-foo after 31 min",
+        ));
+        script.extend(stuck_sync_facts());
+        let server = serve(handle, script);
+        // Seen first: a certain stall (the Secret comes later), not yet confirmed.
+        let (_, _, first) = within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap();
+        assert_eq!(first, Action::requeue(Duration::from_secs(61)));
+        // A minute later: still the same cause, so it is ended.
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:31:01Z")))
+            .await
+            .unwrap();
+        // Argo CD has not caught up yet: the same view again does not terminate twice.
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:32:00Z")))
+            .await
+            .unwrap();
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        let metrics = r.ctx.metrics.encode();
+        assert!(
+            metrics.contains(
+                "syncguard_stuck_operations_terminated_total{outcome=\"terminated\",cause=\"ordering_deadlock\"} 1"
+            ),
+            "{metrics}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_dry_run_only_says_what_it_would_do() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, terminating(terminate::Mode::DryRun), true));
+        let app = opted_in().live();
+        let mut script = stuck_sync_facts();
+        script.extend(stuck_sync_facts());
+        script.push(terminated_event(
+            "StuckSyncWouldTerminate",
+            "Would terminate (dry run: nothing was written)",
+        ));
+        let server = serve(handle, script);
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap();
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:31:01Z")))
+            .await
+            .unwrap();
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        assert!(r.ctx.metrics.encode().contains(
+            "syncguard_stuck_operations_terminated_total{outcome=\"dry_run\",cause=\"ordering_deadlock\"} 1"
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_hook_whose_pod_runs_is_never_terminated_however_long_it_takes() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, terminating(terminate::Mode::On), true));
+        let app = opted_in().live();
+        let running_facts = || {
+            let pod = json!({
+                "apiVersion": "v1", "kind": "Pod",
+                "metadata": {"name": "svc-foo-migration-x7k2p", "namespace": "app-foo",
+                             "uid": "pod-uid-svc-foo-migration-x7k2p",
+                             "creationTimestamp": "2026-11-30T02:00:05Z"},
+                "spec": {"containers": [{"name": "migrate", "image": "x"}]},
+                "status": {"phase": "Running", "containerStatuses": [{"name": "migrate",
+                           "image": "x", "imageID": "", "ready": true, "restartCount": 0,
+                           "state": {"running": {"startedAt": "2026-11-30T02:00:09Z"}}}]}
+            });
+            let mut facts = stuck_sync_facts();
+            facts.truncate(1);
+            facts.push(Exchange::list(
+                "/api/v1/namespaces/app-foo/pods",
+                &[],
+                vec![pod],
+            ));
+            facts.push(Exchange::list(
+                "/api/v1/namespaces/app-foo/events",
+                &[],
+                vec![],
+            ));
+            facts
+        };
+        let mut script = Vec::new();
+        for _ in 0..3 {
+            script.extend(running_facts());
+        }
+        let server = serve(handle, script);
+        for now in [
+            "2026-11-30T03:00:00Z",
+            "2026-11-30T04:00:00Z",
+            "2026-11-30T07:00:00Z",
+        ] {
+            within_2s(r.reconcile_app(&app, at(now))).await.unwrap();
+        }
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        assert!(
+            !r.ctx
+                .metrics
+                .encode()
+                .contains("stuck_operations_terminated_total{")
+        );
+    }
+
+    #[tokio::test]
+    async fn an_update_conflict_is_retried_on_a_fresh_read_and_an_ended_operation_is_left_alone() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, terminating(terminate::Mode::On), true));
+        let builder = opted_in();
+        let app = builder.live();
+        let mut script = stuck_sync_facts();
+        script.extend(stuck_sync_facts());
+        script.push(Exchange::get(APP_PATH, served(&builder)));
+        script.push(Exchange::put(APP_PATH, |_: &Value| {}).failing(409));
+        // Read again: meanwhile the operation failed on its own — nothing more is written.
+        let mut ended = served(&builder);
+        ended["status"]["operationState"]["phase"] = json!("Failed");
+        script.push(Exchange::get(APP_PATH, ended));
+        let server = serve(handle, script);
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:30:00Z")))
+            .await
+            .unwrap();
+        within_2s(r.reconcile_app(&app, at("2026-11-30T02:31:01Z")))
+            .await
+            .unwrap();
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
+        assert!(r.ctx.metrics.encode().contains(
+            "syncguard_stuck_operations_terminated_total{outcome=\"skipped\",cause=\"ordering_deadlock\"} 1"
+        ));
+    }
+
+    #[tokio::test]
+    async fn without_the_opt_in_nothing_is_watched_or_written() {
+        let (client, handle) = mock_client();
+        let r = Reconciler::new(context(client, terminating(terminate::Mode::On), true));
+        let app = seed_app().live();
+        let server = serve(handle, Vec::new());
+        let (findings, _, _) = within_2s(r.reconcile_app(&app, at("2026-11-30T05:00:00Z")))
+            .await
+            .unwrap();
+        assert!(findings.is_empty());
+        let mut handle = within_2s(server).await.unwrap();
+        assert_no_more_requests(&mut handle).await;
     }
 
     #[tokio::test]

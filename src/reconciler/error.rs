@@ -42,6 +42,9 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// An update lost to concurrent writers every time it was retried.
+    #[error("{0}")]
+    Conflict(String),
     /// A configuration value that cannot work (e.g. leader election without a namespace).
     #[error("invalid configuration: {0}")]
     Config(String),
@@ -58,6 +61,7 @@ impl Error {
             Error::Lease(_) => "lease",
             Error::Policies(_) => "policies",
             Error::Probe { .. } => "probe",
+            Error::Conflict(_) => "conflict",
             Error::Config(_) => "config",
         }
     }

@@ -26,7 +26,7 @@ use time::OffsetDateTime;
 
 use super::application::{self, LiveApplication};
 use super::context::Context;
-use super::diagnosis::{LiveFinding, RULES};
+use super::diagnosis::{LiveFinding, RULES, Rule};
 use super::error::{Error, Result};
 use super::state;
 use crate::metrics::{ReconcilerMetrics, RuleLabels};
@@ -247,7 +247,35 @@ impl Emitter {
         f: &LiveFinding,
         now: OffsetDateTime,
     ) -> Result<()> {
-        let event = self.event(app, f, now);
+        self.create(ctx, app, self.event(app, f, now)).await
+    }
+
+    /// Writes an Event about something syncguard did (or, in a dry run, would do) to `app` —
+    /// not deduplicated: the caller acts once per cause. Leader only, like every write.
+    pub async fn announce(
+        &self,
+        ctx: &Context,
+        app: &LiveApplication,
+        what: &Announcement,
+        now: OffsetDateTime,
+    ) -> Result<()> {
+        let mut note = what.note.clone();
+        super::diagnosis::truncate(&mut note, super::diagnosis::NOTE_LIMIT);
+        let event = self.build(
+            app,
+            EventParts {
+                reason: what.reason,
+                action: what.action,
+                rule: what.rule.id,
+                fingerprint: &what.fingerprint,
+                note,
+            },
+            now,
+        );
+        self.create(ctx, app, event).await
+    }
+
+    async fn create(&self, ctx: &Context, app: &LiveApplication, event: Event) -> Result<()> {
         let api: Api<Event> = Api::namespaced(ctx.client.clone(), &app.namespace);
         let params = PostParams {
             field_manager: Some(ctx.config.field_manager.clone()),
@@ -261,6 +289,20 @@ impl Emitter {
 
     /// The Event for one finding.
     pub fn event(&self, app: &LiveApplication, f: &LiveFinding, now: OffsetDateTime) -> Event {
+        self.build(
+            app,
+            EventParts {
+                reason: f.rule.reason,
+                action: "Diagnose",
+                rule: f.rule.id,
+                fingerprint: &f.fingerprint,
+                note: f.note(),
+            },
+            now,
+        )
+    }
+
+    fn build(&self, app: &LiveApplication, parts: EventParts<'_>, now: OffsetDateTime) -> Event {
         let stamp = Timestamp::from_nanosecond(now.unix_timestamp_nanos())
             .unwrap_or_else(|_| Timestamp::now());
         // Unique per emission (like kubectl's `<object>.<hex time>`), within the 253-char limit.
@@ -273,12 +315,12 @@ impl Emitter {
                 // What a later writer needs to know this cause was announced (super::state).
                 labels: Some(BTreeMap::from([
                     (state::LABEL_MANAGED_BY.to_string(), self.controller.clone()),
-                    (state::LABEL_RULE.to_string(), f.rule.id.to_string()),
+                    (state::LABEL_RULE.to_string(), parts.rule.to_string()),
                 ])),
                 annotations: Some(BTreeMap::from([
                     (
                         state::ANNOTATION_FINGERPRINT.to_string(),
-                        f.fingerprint.clone(),
+                        parts.fingerprint.to_string(),
                     ),
                     (state::ANNOTATION_APP_UID.to_string(), app_key(app)),
                 ])),
@@ -286,9 +328,9 @@ impl Emitter {
             },
             event_time: Some(MicroTime(stamp)),
             type_: Some("Warning".into()),
-            reason: Some(f.rule.reason.into()),
-            action: Some("Diagnose".into()),
-            note: Some(f.note()),
+            reason: Some(parts.reason.into()),
+            action: Some(parts.action.into()),
+            note: Some(parts.note),
             reporting_controller: Some(self.controller.clone()),
             reporting_instance: Some(self.instance.clone()),
             regarding: Some(ObjectReference {
@@ -303,6 +345,29 @@ impl Emitter {
             ..Event::default()
         }
     }
+}
+
+/// An Event about an action syncguard took on an Application ([`Emitter::announce`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Announcement {
+    /// The rule whose diagnosis led to the action.
+    pub rule: Rule,
+    /// The Event reason, e.g. `StuckSyncTerminated`.
+    pub reason: &'static str,
+    /// The Event action, e.g. `Terminate`.
+    pub action: &'static str,
+    /// The cause's fingerprint (kept as an annotation, like a finding's).
+    pub fingerprint: String,
+    /// What was done and why (cut to the note limit).
+    pub note: String,
+}
+
+struct EventParts<'a> {
+    reason: &'static str,
+    action: &'static str,
+    rule: &'static str,
+    fingerprint: &'a str,
+    note: String,
 }
 
 /// When an Event was written: its eventTime, else its series' last time, else its creation.

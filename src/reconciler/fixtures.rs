@@ -119,6 +119,13 @@ impl Exchange {
         e
     }
 
+    /// `PUT path` (an update) whose JSON body passes `check`; answered with the body itself.
+    pub fn put(path: &str, check: impl Fn(&Value) + Send + 'static) -> Self {
+        let mut e = Self::new(Method::PUT, path, Value::Null);
+        e.body = Some(Box::new(check));
+        e
+    }
+
     /// `DELETE path`, answered with a success Status.
     pub fn delete(path: &str) -> Self {
         Self::new(
@@ -199,7 +206,10 @@ pub fn serve(mut handle: Handle, exchanges: Vec<Exchange>) -> JoinHandle<Handle>
                 let bytes = body.collect_bytes().await.unwrap();
                 let sent: Value = serde_json::from_slice(&bytes).unwrap();
                 check(&sent);
-                response = sent;
+                // A failing answer keeps its Status body (what the API server sends).
+                if ex.status.is_success() {
+                    response = sent;
+                }
             }
             respond(send, ex.status, &response);
         }
@@ -348,6 +358,12 @@ impl AppBuilder {
     /// `spec.destination.namespace`.
     pub fn destination(mut self, ns: &str) -> Self {
         self.value["spec"]["destination"]["namespace"] = json!(ns);
+        self
+    }
+
+    /// A `metadata.annotations` entry.
+    pub fn annotation(mut self, key: &str, value: &str) -> Self {
+        self.value["metadata"]["annotations"][key] = json!(value);
         self
     }
 

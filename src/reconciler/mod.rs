@@ -52,6 +52,7 @@ pub mod run;
 pub mod state;
 pub mod stuck;
 pub mod sync_loop;
+pub mod terminate;
 
 pub use application::LiveApplication;
 pub use context::{Config, Context, LeaseConfig};

@@ -450,12 +450,26 @@ fn phase_rank(phase: &str) -> Option<u8> {
 /// Kinds that produce a Secret of the same name (by default) asynchronously.
 const SECRET_PRODUCERS: [&str; 2] = ["ExternalSecret", "SealedSecret"];
 
+/// When this sync creates an object a hook is missing, relative to the hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Producer {
+    /// No object of the Application creates it.
+    Nobody,
+    /// Created before the hook (or by a producer that fills it asynchronously): it may still
+    /// appear.
+    Before,
+    /// Created after the hook: an ordering deadlock.
+    After,
+    /// Created by a hook whose phase this operation does not tell.
+    Unknown,
+}
+
 /// Where the app creates a missing object, relative to the hook.
 fn producer_sentence(
     app: &LiveApplication,
     blocker: &Blocker,
     missing: &MissingRef,
-) -> (Option<String>, bool) {
+) -> (Option<String>, Producer) {
     let ns_ok = |r: &ResourceStatus| r.namespace.is_empty() || r.namespace == blocker.namespace;
     let direct = app
         .resources
@@ -478,7 +492,7 @@ fn producer_sentence(
                 "no object of this Application creates the {}",
                 missing.kind
             )),
-            false,
+            Producer::Nobody,
         );
     };
     let subject = if p.kind == missing.kind {
@@ -504,7 +518,7 @@ fn producer_sentence(
     let Some(producer_phase) = producer_phase else {
         return (
             Some(format!("{subject} by a hook in wave {}", p.sync_wave)),
-            false,
+            Producer::Unknown,
         );
     };
     let hook_wave = blocker.wave.unwrap_or(0);
@@ -517,15 +531,20 @@ fn producer_sentence(
         }
         _ => false,
     };
-    let when = if later { "after" } else { "before" };
+    let relative = if later { "after" } else { "before" };
     let mut sentence = format!(
-        "{subject} in wave {} of the {producer_phase} phase, {when} this hook",
+        "{subject} in wave {} of the {producer_phase} phase, {relative} this hook",
         p.sync_wave
     );
     if !later {
         sentence.push_str(" — if it is filled asynchronously it may not be ready yet");
     }
-    (Some(sentence), later)
+    let when = if later {
+        Producer::After
+    } else {
+        Producer::Before
+    };
+    (Some(sentence), when)
 }
 
 #[cfg(test)]
@@ -560,8 +579,8 @@ mod producer_tests {
             .running_hook("PreSync", "", "Secret", "db-creds")
             .resource("", "Secret", "db-creds", 1, true)
             .live();
-        let (sentence, later) = producer_sentence(&app, &presync_hook(5), &missing());
-        assert!(!later);
+        let (sentence, when) = producer_sentence(&app, &presync_hook(5), &missing());
+        assert_eq!(when, Producer::Before);
         assert_eq!(
             sentence.unwrap(),
             "the Secret is created in wave 1 of the PreSync phase, before this hook — if it is \
@@ -577,8 +596,8 @@ mod producer_tests {
             .running_hook("PreSync", "", "Secret", "db-creds")
             .resource("", "Secret", "db-creds", 7, true)
             .live();
-        let (sentence, later) = producer_sentence(&app, &presync_hook(5), &missing());
-        assert!(later);
+        let (sentence, when) = producer_sentence(&app, &presync_hook(5), &missing());
+        assert_eq!(when, Producer::After);
         assert_eq!(
             sentence.unwrap(),
             "the Secret is created in wave 7 of the PreSync phase, after this hook"
@@ -588,13 +607,140 @@ mod producer_tests {
     #[test]
     fn a_secret_nobody_in_the_app_creates_is_said_so() {
         let app = AppBuilder::new("svc-foo").destination("app-foo").live();
-        let (sentence, later) = producer_sentence(&app, &presync_hook(5), &missing());
-        assert!(!later);
+        let (sentence, when) = producer_sentence(&app, &presync_hook(5), &missing());
+        assert_eq!(when, Producer::Nobody);
         assert_eq!(
             sentence.unwrap(),
             "no object of this Application creates the Secret"
         );
     }
+}
+
+/// Why a blocking hook can never finish on its own — the only causes on which syncguard ends an
+/// operation ([`super::terminate`]). Anything else (a pod that runs, starts or waits for a
+/// volume, a resource that is not Healthy yet, a hook without pods) may still be progressing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stall {
+    /// The class of cause, a metric label.
+    pub cause: StallCause,
+    /// The hook, e.g. `PreSync Job orders/db-migrate`.
+    pub hook: String,
+    /// The cause in words: `its pod is in ImagePullBackOff: …`.
+    pub detail: String,
+    /// Identifies the cause (not its wording): the stall must be seen with the same
+    /// fingerprint for a while before anything is done.
+    pub fingerprint: String,
+}
+
+/// Classes of [`Stall`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StallCause {
+    /// The image cannot be pulled (`ImagePullBackOff`, `ErrImagePull`, `InvalidImageName`).
+    ImagePull,
+    /// The container keeps failing and the Job has not given up (`CrashLoopBackOff`).
+    CrashLoop,
+    /// The scheduler cannot place the pod.
+    Unschedulable,
+    /// A Secret or ConfigMap the pod needs exists nowhere in this Application.
+    MissingRef,
+    /// A Secret or ConfigMap the pod needs is created by a later step of this same sync.
+    OrderingDeadlock,
+}
+
+impl StallCause {
+    /// The metric label.
+    pub fn label(self) -> &'static str {
+        match self {
+            StallCause::ImagePull => "image_pull",
+            StallCause::CrashLoop => "crash_loop",
+            StallCause::Unschedulable => "unschedulable",
+            StallCause::MissingRef => "missing_ref",
+            StallCause::OrderingDeadlock => "ordering_deadlock",
+        }
+    }
+}
+
+/// Whether the blocking step certainly cannot make progress: `Ok(stall)` when it cannot,
+/// `Err(why not)` when it may still (the reason is logged and shown in dry runs).
+pub fn certain_stall(
+    app: &LiveApplication,
+    blocker: Option<&Blocker>,
+    facts: &LiveFacts,
+) -> std::result::Result<Stall, String> {
+    let Some(blocker) = blocker else {
+        return Err("Argo CD names no step it waits for".into());
+    };
+    if !blocker.is_hook() {
+        return Err(format!(
+            "the sync waits for {} {} to become Healthy, whose progress syncguard does not judge",
+            blocker.kind, blocker.name
+        ));
+    }
+    if let Some(job) = &facts.job {
+        let finished = job
+            .status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| (c.type_ == "Complete" || c.type_ == "Failed") && c.status == "True")
+            });
+        if finished {
+            return Err("the hook Job has finished; Argo CD will see it".into());
+        }
+    }
+    let Some(pod) = newest(&facts.pods) else {
+        return Err("the hook has no pod whose state could be judged".into());
+    };
+    let state = pod_state(pod, &facts.events);
+    let hook_type = blocker.hook_type.as_deref().unwrap_or("hook");
+    let hook = format!(
+        "{hook_type} {} {}/{}",
+        blocker.kind, blocker.namespace, blocker.name
+    );
+    let mut detail = format!("its pod {} is in {}", state.name, state.state);
+    if let Some(cause) = &state.cause {
+        detail.push_str(&format!(": {}", cause.trim_end_matches('.')));
+    }
+    let cause = if let Some(missing) = &state.missing {
+        let (sentence, when) = producer_sentence(app, blocker, missing);
+        if let Some(sentence) = sentence {
+            detail.push_str(&format!(" — {sentence}"));
+        }
+        match when {
+            Producer::After => StallCause::OrderingDeadlock,
+            Producer::Nobody => StallCause::MissingRef,
+            Producer::Before | Producer::Unknown => {
+                return Err(format!(
+                    "{} {} is created before the hook and may still appear",
+                    missing.kind, missing.name
+                ));
+            }
+        }
+    } else {
+        match state.state.as_str() {
+            "ImagePullBackOff" | "ErrImagePull" | "InvalidImageName" => StallCause::ImagePull,
+            "CrashLoopBackOff" => StallCause::CrashLoop,
+            "Unschedulable" => StallCause::Unschedulable,
+            other => return Err(format!("its pod is {other}, which may still progress")),
+        }
+    };
+    Ok(Stall {
+        fingerprint: format!(
+            "{}|{}|{}|{}",
+            blocker.gkn(),
+            cause.label(),
+            state.state,
+            state
+                .missing
+                .as_ref()
+                .map(|m| m.name.as_str())
+                .unwrap_or("")
+        ),
+        cause,
+        hook,
+        detail,
+    })
 }
 
 /// SG501 over data: `None` unless the operation is Running for at least `stuck_after`.
@@ -709,7 +855,8 @@ pub fn diagnose(
             ));
             let mut deadlock = false;
             if let Some(missing) = &state.missing {
-                let (sentence, later) = producer_sentence(app, blocker, missing);
+                let (sentence, when) = producer_sentence(app, blocker, missing);
+                let later = when == Producer::After;
                 if let Some(sentence) = sentence {
                     message.push_str(&format!(" — {sentence}"));
                 }
@@ -867,6 +1014,112 @@ pub(crate) mod tests {
             .resource("batch", "Job", "svc-foo-migration", 5, true)
             .resource("apps", "Deployment", "svc-foo", 6, false)
             .live()
+    }
+
+    /// The seed incident's hook with `pod` as its newest pod and `events` about it.
+    fn hook_facts(pod: Pod, events: Vec<Event>) -> LiveFacts {
+        LiveFacts {
+            job: Some(job("app-foo", "svc-foo-migration", "2026-11-30T02:00:00Z")),
+            pods: vec![pod],
+            events,
+            job_checked: true,
+            pods_checked: true,
+        }
+    }
+
+    #[test]
+    fn only_causes_that_cannot_fix_themselves_are_certain_stalls() {
+        let app = seed_app();
+        let b = blocker(&app).unwrap();
+        let certain = |facts: LiveFacts| certain_stall(&app, Some(&b), &facts).map(|s| s.cause);
+        let missing = event(
+            "FailedMount",
+            "MountVolume.SetUp failed for volume \"db\" : secret \"db-creds\" not found",
+        );
+        // The Secret comes from an ExternalSecret of the Sync phase, after this PreSync hook.
+        let deadlock = certain_stall(
+            &app,
+            Some(&b),
+            &hook_facts(pod_crashlooping("app-foo", "p", 7), vec![missing.clone()]),
+        )
+        .unwrap();
+        assert_eq!(deadlock.cause, StallCause::OrderingDeadlock);
+        assert_eq!(deadlock.hook, "PreSync Job app-foo/svc-foo-migration");
+        assert!(
+            deadlock.detail.contains("after this hook"),
+            "{}",
+            deadlock.detail
+        );
+        let pull = pod_waiting("app-foo", "p", "ImagePullBackOff", "Back-off pulling image");
+        assert_eq!(certain(hook_facts(pull, vec![])), Ok(StallCause::ImagePull));
+        assert_eq!(
+            certain(hook_facts(pod_crashlooping("app-foo", "p", 3), vec![])),
+            Ok(StallCause::CrashLoop)
+        );
+        let unschedulable = pod_with_condition("app-foo", "p", "0/3 nodes are available");
+        assert_eq!(
+            certain(hook_facts(unschedulable, vec![])),
+            Ok(StallCause::Unschedulable)
+        );
+        // Nothing in the app makes the ConfigMap: it will not appear by waiting for this sync.
+        let cm = pod_waiting(
+            "app-foo",
+            "p",
+            "CreateContainerConfigError",
+            "configmap \"settings\" not found",
+        );
+        assert_eq!(certain(hook_facts(cm, vec![])), Ok(StallCause::MissingRef));
+
+        // What may still progress: a pod that is creating, a Secret made before the hook, a
+        // finished Job, a hook with no pod, a resource waiting to be Healthy.
+        let creating = pod_waiting("app-foo", "p", "ContainerCreating", "");
+        assert!(certain(hook_facts(creating, vec![])).is_err());
+        let early = AppBuilder::new("svc-foo")
+            .destination("app-foo")
+            .running_since("2026-11-30T02:00:00Z")
+            .running_hook("PreSync", "batch", "Job", "svc-foo-migration")
+            .resource("", "Secret", "db-creds", -1, true)
+            .resource("batch", "Job", "svc-foo-migration", 5, true)
+            .live();
+        let early_blocker = blocker(&early).unwrap();
+        let why = certain_stall(
+            &early,
+            Some(&early_blocker),
+            &hook_facts(pod_crashlooping("app-foo", "p", 7), vec![missing]),
+        )
+        .unwrap_err();
+        assert!(why.contains("may still appear"), "{why}");
+        let mut done = hook_facts(pod_crashlooping("app-foo", "p", 7), vec![]);
+        done.job
+            .as_mut()
+            .unwrap()
+            .status
+            .as_mut()
+            .unwrap()
+            .conditions = Some(vec![k8s_openapi::api::batch::v1::JobCondition {
+            type_: "Failed".into(),
+            status: "True".into(),
+            ..Default::default()
+        }]);
+        assert!(certain(done).is_err());
+        let no_pod = LiveFacts {
+            pods: vec![],
+            ..hook_facts(pod_crashlooping("app-foo", "p", 1), vec![])
+        };
+        assert!(certain(no_pod).is_err());
+        let healthy_wait = Blocker {
+            hook_type: None,
+            ..b.clone()
+        };
+        assert!(
+            certain_stall(
+                &app,
+                Some(&healthy_wait),
+                &hook_facts(pod_crashlooping("app-foo", "p", 7), vec![])
+            )
+            .is_err()
+        );
+        assert!(certain_stall(&app, None, &LiveFacts::default()).is_err());
     }
 
     #[test]

@@ -316,6 +316,104 @@ scenario_argocd_reconcile_stuck() {
     app_stop "$ns"
 }
 
+# Events of one reason about Application NAME (core/v1 view of syncguard's events.k8s.io ones).
+app_events() {
+    k get events -n "$ARGO_NS" --field-selector "involvedObject.name=$1,reason=$2" -o json | jq -c '.items'
+}
+app_event_count_is() { [[ "$(app_events "$1" "$2" | jq length)" == "$3" ]]; }
+
+# issue 23: the seed incident's PreSync Job crash-loops; the Application opts in with a 20 s
+# threshold, and `reconcile --terminate on` ends the operation as Argo CD's own terminate does.
+# The real controller must then stop the sync (Failed, "Operation terminated", no retry), and the
+# next commit's sync must run to the end.
+scenario_argocd_terminate_stuck() {
+    local ns=term-seed
+    publish_seed "$ns" crashloop 20s
+    app_create "$ns" "$ns" "$ns" auto
+    k annotate applications.argoproj.io "$ns" -n "$ARGO_NS" syncguard.dev/terminate-stuck-after=20s >/dev/null
+    app_wait "$ns" 120 "operation Running on the PreSync hook" \
+        '.status.operationState.phase == "Running" and (.status.operationState.message | test("db-migrate"))'
+    wait_for "the migration pod to crash-loop" 60 job_pod_state_matches "$ns" db-migrate 'waiting:CrashLoopBackOff restarts=*'
+    local started
+    started="$(app_json "$ns" | jq -r '.status.operationState.startedAt')"
+    ns syncguard
+    rec_start argocd-term --stuck-after 1h --terminate on --no-leader-election --no-audit --app-namespace "$ARGO_NS"
+    wait_for "a StuckSyncTerminated Event on Application $ns" 90 app_event_count_is "$ns" StuckSyncTerminated 1
+    local note
+    note="$(app_events "$ns" StuckSyncTerminated | jq -r '.[0] | .message // .note')"
+    printf '%s\n' "$note" | sed 's/^/    note: /'
+    assert_contains "Event note" "$note" "Terminated the sync operation of Application $ARGO_NS/$ns"
+    assert_contains "Event note (threshold and its source)" "$note" "threshold 20 s from annotation syncguard.dev/terminate-stuck-after"
+    assert_contains "Event note (cause)" "$note" "PreSync Job $ns/db-migrate cannot make progress"
+    assert_contains "Event note (pod state)" "$note" "CrashLoopBackOff"
+    assert_eq "terminations counted (crash_loop)" 1 \
+        "$(rec_metric argocd-term 'syncguard_stuck_operations_terminated_total{outcome="terminated",cause="crash_loop"}')"
+    # What Argo CD's controller does with the write: the same operation ends Failed as
+    # terminated, and a terminated operation is not retried.
+    app_wait "$ns" 90 "the operation Failed as terminated by Argo CD's controller" \
+        ".status.operationState.phase == \"Failed\" and .status.operationState.message == \"Operation terminated\" and .status.operationState.startedAt == \"$started\""
+    app_hold "$ns" 15 "no retry of the terminated operation" \
+        ".status.operationState.phase == \"Failed\" and .status.operationState.startedAt == \"$started\""
+    assert_eq "StuckSyncTerminated Events after Argo CD ended it" 1 "$(app_events "$ns" StuckSyncTerminated | jq length)"
+    # The fixing commit: the hook succeeds now, and the automated sync of the new revision runs
+    # through PreSync and Sync to the end.
+    local rev_before
+    rev_before="$(app_json "$ns" | jq -r '.status.operationState.syncResult.revision')"
+    publish_seed "$ns"
+    app_hard_refresh "$ns"
+    app_wait "$ns" 120 "a new operation on the fixing commit" \
+        ".status.operationState.startedAt != \"$started\" and .status.operationState.syncResult.revision != \"$rev_before\""
+    wait_for "ExternalSecret $ns/db-credentials (Sync phase)" 120 object_exists externalsecrets.external-secrets.io db-credentials -n "$ns"
+    external_secrets_play "$ns" db-credentials
+    app_wait "$ns" 120 "the fixing commit's operation Succeeded" '.status.operationState.phase == "Succeeded"'
+    assert_eq "terminations after the fixing sync" 1 \
+        "$(rec_metric argocd-term 'syncguard_stuck_operations_terminated_total{outcome="terminated",cause="crash_loop"}')"
+    rec_stop argocd-term
+    app_stop "$ns"
+}
+
+# issue 23: an operation that is slow but progressing is left alone. The hook's pod runs 60 s
+# (Running, as a long migration is) against a 15 s threshold: never terminated, and the hook
+# finishes on its own.
+scenario_argocd_terminate_progressing() {
+    local ns=term-slow out="$WORK/manifests/term-slow"
+    python3 "$MANIFESTS_PY" --namespace "orders=$ns" -o "$out" \
+        --pod-annotation "Job/db-migrate=e2e.syncguard.dev/run-for=60s" \
+        "$ROOT"/examples/seed-incident/*.yaml || fail "manifests.py failed"
+    as_git_publish "$ns" "$out"/*.yaml >/dev/null || fail "git publish of $ns failed"
+    app_create "$ns" "$ns" "$ns" auto
+    k annotate applications.argoproj.io "$ns" -n "$ARGO_NS" syncguard.dev/terminate-stuck-after=15s >/dev/null
+    app_wait "$ns" 120 "operation Running on the PreSync hook" \
+        '.status.operationState.phase == "Running" and (.status.operationState.message | test("db-migrate"))'
+    ns syncguard
+    rec_start argocd-slow --stuck-after 1h --terminate on --no-leader-election --no-audit --app-namespace "$ARGO_NS"
+    # Past the threshold and its confirmation (7 s), the hook still runs and nothing is done.
+    app_hold "$ns" 25 "the operation still Running on the hook past the threshold" \
+        '.status.operationState.phase == "Running" and (.status.operationState.message | test("db-migrate"))'
+    # The reconciler did look: Argo CD's status updates of the Running operation reconciled it.
+    local looked
+    looked="$(rec_metric argocd-slow 'syncguard_application_reconciles_total{outcome="ok"}')"
+    ((${looked%.*} >= 2)) || fail "the reconciler reconciled $ns only $looked times while it ran"
+    log "ok: $looked reconciles of $ns past the threshold, no termination"
+    wait_for "the hook Job to succeed on its own" 90 job_succeeded "$ns" db-migrate
+    app_wait "$ns" 60 "the operation past the PreSync hook" \
+        '([.status.operationState.syncResult.resources[] | select(.name == "db-migrate" and .hookPhase == "Succeeded")] | length == 1)'
+    assert_eq "StuckSyncTerminated Events" 0 "$(app_events "$ns" StuckSyncTerminated | jq length)"
+    assert_eq "terminations counted" "" "$(curl -fsS "http://127.0.0.1:$(cat "$WORK/rec-argocd-slow.port")/metrics" |
+        grep '^syncguard_stuck_operations_terminated_total{' || true)"
+    assert_eq "the operation is not Failed" false "$(app_json "$ns" | jq '.status.operationState.phase == "Failed"')"
+    rec_stop argocd-slow
+    app_stop "$ns"
+}
+
+# object_exists KUBECTL_GET_ARGS...: the object exists (quiet, for wait_for).
+object_exists() { k get "$@" -o name >/dev/null 2>&1; }
+
+# job_succeeded NS NAME: the Job has condition Complete=True.
+job_succeeded() {
+    [[ "$(k get job "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="Complete")].status}' 2>/dev/null)" == True ]]
+}
+
 # external_secrets_play NS NAME: what the external-secrets controller would do for an
 # ExternalSecret: create the target Secret and report Ready (no such controller runs here).
 external_secrets_play() {

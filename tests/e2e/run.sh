@@ -54,6 +54,8 @@ ARGOCD_SCENARIOS=(
     argocd_seed_mutate
     argocd_seed_cluster_deny
     argocd_reconcile_stuck
+    argocd_terminate_stuck
+    argocd_terminate_progressing
     argocd_no_drift
     argocd_oracle
     argocd_rule_claims
