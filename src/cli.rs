@@ -221,23 +221,8 @@ pub struct ServeArgs {
     )]
     pub cert_dir: PathBuf,
 
-    /// Policy directory to use instead of the built-in rules; watched. A changed directory goes
-    /// live only when it loads and its own test_* rules pass. A directory with only a
-    /// config.yaml runs the built-in rules (and tests) with that configuration.
-    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
-    pub policies: Option<PathBuf>,
-
-    /// Directory laid over the built-in rules, watched: a file named like a built-in rule file
-    /// (e.g. hook_deadline.rego) replaces it, other *.rego files add rules, and its config.yaml
-    /// replaces the built-in one. The set goes live only when it loads and every test of the
-    /// merged set passes. The usual way to run syncguard: the binary's own rules plus yours.
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SYNCGUARD_POLICY_OVERLAY",
-        conflicts_with = "policies"
-    )]
-    pub policy_overlay: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
     /// Rendered manifests (per Application) that give admission-time context, so ordering
     /// rules (SG2xx) can judge an admitted object inside its Application; watched.
@@ -517,22 +502,8 @@ pub struct ReconcileArgs {
     #[arg(long, env = "SYNCGUARD_NO_AUDIT")]
     pub no_audit: bool,
 
-    /// Policy directory to use instead of the built-in rules; a directory with only a
-    /// config.yaml runs the built-in rules with that configuration (as for `check`).
-    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
-    pub policies: Option<PathBuf>,
-
-    /// Directory laid over the built-in rules, watched: a file named like a built-in rule file
-    /// (e.g. hook_deadline.rego) replaces it, other *.rego files add rules, and its config.yaml
-    /// replaces the built-in one. The set goes live only when it loads and every test of the
-    /// merged set passes. The usual way to run syncguard: the binary's own rules plus yours.
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SYNCGUARD_POLICY_OVERLAY",
-        conflicts_with = "policies"
-    )]
-    pub policy_overlay: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
     /// The policy engine's deadline per object.
     #[arg(
@@ -617,6 +588,42 @@ pub struct ReconcileArgs {
 }
 
 pub use crate::duration::parse_duration;
+
+/// Where the rules come from: `--policies DIR` (a whole set) or `--policy-overlay DIR` (the
+/// built-in rules with a directory laid over them); shared by `check`, `serve` and `reconcile`.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct PolicyArgs {
+    /// Policy directory to use instead of the built-in rules: its *.rego files and its
+    /// config.yaml. A directory with only a config.yaml (no .rego file) runs the built-in rules
+    /// with that config.yaml in place of the built-in one (keys it leaves out keep their
+    /// defaults), e.g. `actions: {SG103: off}`. serve and reconcile watch it: a changed
+    /// directory goes live only when it loads and its own test_* rules pass.
+    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
+    pub policies: Option<PathBuf>,
+
+    /// Directory laid over the built-in rules: a file named like a built-in rule file (e.g.
+    /// hook_deadline.rego) replaces it, other *.rego files add rules, and its config.yaml
+    /// replaces the built-in one. serve and reconcile watch it; the merged set goes live only
+    /// when it loads and every test passes. The usual way to run syncguard in a cluster: the
+    /// binary's own rules plus yours.
+    #[arg(
+        long,
+        value_name = "DIR",
+        env = "SYNCGUARD_POLICY_OVERLAY",
+        conflicts_with = "policies"
+    )]
+    pub policy_overlay: Option<PathBuf>,
+}
+
+impl PolicyArgs {
+    /// The policy source these flags select.
+    pub fn source(&self) -> crate::policy::builtin::PolicySource {
+        crate::policy::builtin::PolicySource::from_args(
+            self.policies.clone(),
+            self.policy_overlay.clone(),
+        )
+    }
+}
 
 /// `--on-error`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -711,24 +718,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value_t = FailOnArg::Deny)]
     pub fail_on: FailOnArg,
 
-    /// Policy directory to use instead of the built-in rules: its *.rego files and its
-    /// config.yaml. A directory with only a config.yaml (no .rego file) tunes the built-in rules
-    /// instead: the built-in rules run with that config.yaml in place of the built-in one (keys
-    /// it leaves out keep their defaults), e.g. `actions: {SG103: off}`. --argocd-version wins
-    /// over `argocd_version` in either config.yaml.
-    #[arg(long, value_name = "DIR", env = "SYNCGUARD_POLICIES")]
-    pub policies: Option<PathBuf>,
-
-    /// Directory laid over the built-in rules: a file named like a built-in rule file replaces
-    /// it, other *.rego files add rules, its config.yaml replaces the built-in one (the same
-    /// overlay `serve --policy-overlay` runs).
-    #[arg(
-        long,
-        value_name = "DIR",
-        env = "SYNCGUARD_POLICY_OVERLAY",
-        conflicts_with = "policies"
-    )]
-    pub policy_overlay: Option<PathBuf>,
+    #[command(flatten)]
+    pub policy: PolicyArgs,
 
     /// Show the JSON patch each mutating rule proposes.
     #[arg(long)]

@@ -9,7 +9,6 @@ use crate::evaluate::{EvaluateOptions, evaluate};
 use crate::finding::{FailOn, Report};
 use crate::manifest::load_paths;
 use crate::output::report::{RenderOptions, ReportFormat, render};
-use crate::policy::builtin::PolicySource;
 
 use super::{Outcome, argocd_config_from, empty_input_error, input_config_problems};
 
@@ -71,7 +70,7 @@ pub fn run(
     out: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let progress = Progress::new(std::io::stderr().is_terminal());
-    let source = PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone());
+    let source = args.policy.source();
     progress.say(&format!("loading {}", source.describe()));
     let policies = source
         .load()

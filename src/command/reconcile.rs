@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use crate::cli::ReconcileArgs;
-use crate::policy::builtin::PolicySource;
 use crate::reconciler::run::ShutdownBudget;
 use crate::reconciler::{self, ExtraTask, LeaseConfig};
 
@@ -105,7 +104,7 @@ pub fn config(
         audit_exclude_namespaces: clean(&args.audit_exclude_namespaces),
         report_max_results: args.report_max_results,
         report_apis: args.report_api,
-        policies: PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone()),
+        policies: args.policy.source(),
         rule_deadline: Duration::from_millis(args.rule_deadline_ms.max(1)),
         lease,
         field_manager: args.field_manager.clone(),

@@ -4,7 +4,6 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use crate::cli::{LogFormat, OnErrorArg, ServeArgs};
-use crate::policy::builtin::PolicySource;
 use crate::webhook::{self, FailureMode};
 
 use super::Outcome;
@@ -30,7 +29,7 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
         listen: args.listen,
         probe_listen: args.probe_listen,
         cert_dir: args.cert_dir.clone(),
-        policies: PolicySource::from_args(args.policies.clone(), args.policy_overlay.clone()),
+        policies: args.policy.source(),
         app_context: args.app_context.clone(),
         cluster: args.cluster,
         app_namespaces: args.app_namespace.clone(),
