@@ -8,6 +8,19 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The chart's memory limit for the webhook (webhook.resources.limits.memory, in Mi or Gi), so the
+# container runs with what a cluster would give it.
+MEMORY_LIMIT="$(awk '
+    /^webhook:/ { inwebhook = 1; next }
+    /^[^ #]/ { inwebhook = 0 }
+    inwebhook && /^    limits:/ { inlimits = 1; next }
+    inlimits && /^      memory:/ {
+        v = $2
+        if (v ~ /Mi$/) { sub(/Mi$/, "", v); print v * 1048576 }
+        else if (v ~ /Gi$/) { sub(/Gi$/, "", v); print v * 1073741824 }
+        exit
+    }' "$ROOT/charts/syncguard/values.yaml")"
+[[ "$MEMORY_LIMIT" =~ ^[0-9]+$ ]] || { echo "run-image.sh: cannot read webhook.resources.limits.memory (Mi or Gi) from charts/syncguard/values.yaml" >&2; exit 1; }
 VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$ROOT/Cargo.toml" | head -1)"
 FIXTURE="$ROOT/tests/fixtures/admission/seed-job-create.json"
 
@@ -26,7 +39,8 @@ cgroup v1 and a controller on the v2 hierarchy, as this project's machines have)
      privileges, every capability dropped, seccomp RuntimeDefault (the containers/common
      profile CRI-O and Podman use as their default, from the Debian package
      golang-github-containers-common, fetched with apt-get download, not installed), the
-     chart's 256 MiB memory limit; the process runs as 65532 (read back from /proc).
+     chart's webhook memory limit (read from values.yaml); the process runs as 65532 (read
+     back from /proc).
   3. \`syncguard serve\` with the chart's arguments (--listen 0.0.0.0:8443, --probe-listen
      0.0.0.0:8080, --cert-dir /etc/syncguard/tls, --policy-overlay /etc/syncguard/policies),
      a throwaway CA and serving certificate (openssl) bind-mounted read-only, in its own network
@@ -183,7 +197,7 @@ runtime_config() {
     # (jq 1.6 reads options after --args, such as --version, as its own.)
     args="$(printf '%s\n' "$@" | jq -R . | jq -cs .)"
     jq --arg rootfs "$ROOTFS" --arg cwd "$cwd" --arg netns "$netns" --argjson mounts "$mounts" \
-        --argjson args "$args" --slurpfile seccomp "$WORK/seccomp.json" '
+        --argjson args "$args" --argjson memory "$MEMORY_LIMIT" --slurpfile seccomp "$WORK/seccomp.json" '
         .process.terminal = false
         | .process.args = $args
         | .process.cwd = $cwd
@@ -195,7 +209,7 @@ runtime_config() {
         | .linux.namespaces = ([.linux.namespaces[] | select(.type != "network" and .type != "user")]
             + [{type: "network"} + (if $netns == "" then {} else {path: $netns} end)])
         | .linux.seccomp = $seccomp[0]
-        | .linux.resources.memory = {limit: 268435456}
+        | .linux.resources.memory = {limit: $memory}
         ' "$base"
 }
 ro_bind() { jq -cn --arg s "$1" --arg d "$2" '{destination: $d, type: "bind", source: $s, options: ["rbind", "ro", "nosuid", "nodev", "noexec"]}'; }
@@ -276,8 +290,8 @@ else
     cg="$(awk -F: '$1 == "0" { print $3 }' "/proc/$cpid/cgroup")"
     limit="$(cat "/sys/fs/cgroup$cg/memory.max" 2>/dev/null || true)"
 fi
-[[ "$limit" == 268435456 ]] || serve_fail "the container's memory limit is '$limit', expected 268435456 (256 MiB)"
-ok "process $cpid: uid/gid 65532, no capabilities, no_new_privs, seccomp filter, read-only /, 256 MiB memory limit"
+[[ "$limit" == "$MEMORY_LIMIT" ]] || serve_fail "the container's memory limit is '$limit', expected $MEMORY_LIMIT (the chart's webhook limit)"
+ok "process $cpid: uid/gid 65532, no capabilities, no_new_privs, seccomp filter, read-only /, $((MEMORY_LIMIT / 1048576)) MiB memory limit"
 
 [[ "$("${TLS[@]}" "https://$CIP:8443/readyz")" == ok* ]] || serve_fail "GET https://$CIP:8443/readyz did not answer ok"
 ok "GET https://$CIP:8443/readyz over TLS, certificate verified against the test CA"
