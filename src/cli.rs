@@ -334,6 +334,34 @@ pub struct ServeArgs {
     )]
     pub max_connections: usize,
 
+    /// Largest object evaluated, in bytes of its JSON in the AdmissionReview (`object`, or
+    /// `oldObject` on UPDATE and DELETE). A larger one is not parsed: the review is admitted
+    /// with the warning "syncguard: not checked: the object is N MiB, over this webhook's limit
+    /// of M MiB" and counted in syncguard_oversized_reviews_total. The default, 3 MiB, is the
+    /// API server's own limit on a request body; an evaluated review of that size peaks at
+    /// about 15x its size in memory for a CRD (BENCHMARKS.md, "Memory per review").
+    #[arg(
+        long,
+        value_name = "BYTES",
+        env = "SYNCGUARD_MAX_OBJECT_BYTES",
+        default_value_t = crate::webhook::MAX_OBJECT_BYTES
+    )]
+    pub max_object_bytes: usize,
+
+    /// Most bytes of AdmissionReview bodies read, decoded or evaluated at once. A review takes
+    /// its body's size from this budget before its body is read (a body larger than the budget
+    /// takes all of it) and waits, inside --eval-timeout-ms, while others hold it; so
+    /// concurrent large reviews (CRD-heavy syncs) cannot together exceed the memory the chart
+    /// gives the pod. Small reviews never notice. See syncguard_inflight_review_bytes and
+    /// syncguard_inflight_bytes_waits_total.
+    #[arg(
+        long,
+        value_name = "BYTES",
+        env = "SYNCGUARD_MAX_INFLIGHT_BYTES",
+        default_value_t = crate::webhook::INFLIGHT_BYTES
+    )]
+    pub max_inflight_bytes: usize,
+
     /// After SIGTERM keep serving this long with readiness 503, so Kubernetes stops routing
     /// reviews here before connections close.
     #[arg(

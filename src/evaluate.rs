@@ -91,6 +91,10 @@ pub struct EvaluateOptions {
     /// results of a server-side dry-run apply (`check --cluster`). The diff model compares
     /// each declared field with it (`Mechanism::Stored`).
     pub stored: Arc<HashMap<usize, Value>>,
+    /// Leave `input.resource` out of the documents: the caller adds the object itself when it
+    /// evaluates them ([`crate::policy::PolicySet::evaluate_parts`]), so a large object is not
+    /// copied into every document it is judged in. The webhook sets it; off by default.
+    pub omit_resource: bool,
 }
 
 impl Default for EvaluateOptions {
@@ -103,6 +107,7 @@ impl Default for EvaluateOptions {
             argocd_config: Arc::default(),
             complete: false,
             stored: Arc::default(),
+            omit_resource: false,
         }
     }
 }
@@ -487,7 +492,9 @@ impl<'a> AppView<'a> {
     ) -> Value {
         let (tracked, shared) = self.tracked_with(&me);
         let mut doc = Map::new();
-        doc.insert("resource".into(), me.resource.raw.clone());
+        if !options.omit_resource {
+            doc.insert("resource".into(), me.resource.raw.clone());
+        }
         doc.insert("operation".into(), Value::from(options.source.operation()));
         doc.insert(
             "sync".into(),
@@ -522,7 +529,7 @@ impl<'a> AppView<'a> {
         if let Some(facts) = self.ownership.get(&me.i) {
             doc.insert("ownership".into(), Value::Object(facts.clone()));
         }
-        let validity = validity::assess(me.resource, &self.crds);
+        let validity = validity::assess(me.resource, &self.crds, &self.objects);
         let items = &me.facts.sync_options.items;
         let app_ssa = self.application.as_ref().is_some_and(|a| {
             a.sync_options

@@ -121,6 +121,12 @@ pub struct Metrics {
     pub certificate_expiry: Gauge<f64, AtomicU64>,
     /// Reviews being evaluated right now.
     pub inflight: Gauge,
+    /// Reviews admitted without evaluation because their object was over `--max-object-bytes`.
+    pub oversized_reviews: Family<EndpointLabels, Counter>,
+    /// Bytes of review bodies holding a share of the `--max-inflight-bytes` budget.
+    pub inflight_review_bytes: Gauge,
+    /// Times a review waited for the `--max-inflight-bytes` budget.
+    pub inflight_bytes_waits: Counter,
     /// 1 when `/readyz` answers 200.
     pub ready: Gauge,
     /// HTTPS connections open, each holding one of `--max-connections` slots.
@@ -209,6 +215,24 @@ impl Metrics {
             "Admission reviews being evaluated",
             inflight.clone(),
         );
+        let oversized_reviews = Family::<EndpointLabels, Counter>::default();
+        registry.register(
+            "oversized_reviews",
+            "Reviews admitted without evaluation, with a warning, because the object is over --max-object-bytes",
+            oversized_reviews.clone(),
+        );
+        let inflight_review_bytes = Gauge::default();
+        registry.register(
+            "inflight_review_bytes",
+            "Bytes of admission review bodies being read, decoded or evaluated (at most --max-inflight-bytes)",
+            inflight_review_bytes.clone(),
+        );
+        let inflight_bytes_waits = Counter::default();
+        registry.register(
+            "inflight_bytes_waits",
+            "Times an admission review waited because --max-inflight-bytes of reviews were in flight",
+            inflight_bytes_waits.clone(),
+        );
         let ready = Gauge::default();
         registry.register(
             "ready",
@@ -244,6 +268,9 @@ impl Metrics {
             reload_failures,
             certificate_expiry,
             inflight,
+            oversized_reviews,
+            inflight_review_bytes,
+            inflight_bytes_waits,
             ready,
             https_connections,
             connection_limit_waits,

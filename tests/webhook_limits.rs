@@ -297,3 +297,188 @@ async fn the_deadline_runs_from_the_request_s_arrival_so_a_slow_body_counts() {
     );
     server.shutdown().await.unwrap();
 }
+
+/// `body` with `metadata.annotations.padding` set on `object` (and `oldObject` when `old`) so
+/// that the object's JSON, as the compact body carries it, is exactly `size` bytes.
+fn padded(body: &[u8], size: usize, old: bool) -> Vec<u8> {
+    let mut review: Value = serde_json::from_slice(body).unwrap();
+    for field in ["object", "oldObject"] {
+        if field == "oldObject" && !old {
+            continue;
+        }
+        let object = &mut review["request"][field];
+        object["metadata"]["annotations"]["padding"] = Value::from("");
+        let bare = serde_json::to_vec(object).unwrap().len();
+        assert!(bare < size, "{field} is already {bare} bytes");
+        object["metadata"]["annotations"]["padding"] = Value::from("p".repeat(size - bare));
+        assert_eq!(serde_json::to_vec(object).unwrap().len(), size);
+    }
+    serde_json::to_vec(&review).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_object_over_max_object_bytes_is_admitted_unevaluated_with_a_warning() {
+    const LIMIT: usize = 64 * 1024;
+    let certs = tempfile::tempdir().unwrap();
+    certs_with_binary(certs.path());
+    let mut config = config(certs.path());
+    config.max_object_bytes = LIMIT;
+    let server = start(config).await;
+    let client = Client::new(&certs.path().join("ca.crt"), server.tls_addr());
+    let mut conn = client.connect().await.unwrap();
+    let hook = fixture("hook-job-no-deadline.json");
+    let not_checked = |w: &String| w.starts_with("syncguard: not checked: the object is");
+
+    // Exactly at the limit: evaluated as usual — the rules warn about the hook and /mutate
+    // patches it.
+    let at = padded(&hook, LIMIT, false);
+    let validated = conn.post("/validate", &at).await.unwrap().response();
+    assert_eq!(validated["allowed"], true, "{validated}");
+    let evaluated = warnings(&validated);
+    assert!(
+        evaluated.iter().any(|w| w.starts_with("SG1")),
+        "{evaluated:?}"
+    );
+    assert!(!evaluated.iter().any(not_checked), "{evaluated:?}");
+    let mutated = conn.post("/mutate", &at).await.unwrap().response();
+    assert!(mutated.get("patch").is_some(), "{mutated}");
+
+    // One byte over: admitted without evaluation, with one warning that says so and why, on
+    // both endpoints; no finding, no patch.
+    let over = padded(&hook, LIMIT + 1, false);
+    for path in ["/validate", "/mutate"] {
+        let answer = conn.post(path, &over).await.unwrap().response();
+        assert_eq!(answer["allowed"], true, "{path}: {answer}");
+        assert_eq!(
+            warnings(&answer),
+            vec![
+                "syncguard: not checked: the object is 65 KiB, over this webhook's limit of \
+                 64 KiB (--max-object-bytes)"
+                    .to_string()
+            ],
+            "{path}"
+        );
+        assert!(answer.get("patch").is_none(), "{path}: {answer}");
+        assert!(answer.get("auditAnnotations").is_none(), "{path}: {answer}");
+        assert_eq!(
+            answer["uid"],
+            serde_json::from_slice::<Value>(&hook).unwrap()["request"]["uid"]
+        );
+    }
+
+    // On UPDATE the old object counts too; far over, the sizes read in MiB.
+    let update = padded(&fixture("deployment-update.json"), 2 * 1024 * 1024, true);
+    let answer = conn.post("/validate", &update).await.unwrap().response();
+    assert_eq!(answer["allowed"], true, "{answer}");
+    assert_eq!(
+        warnings(&answer),
+        vec![
+            "syncguard: not checked: the object is 2.0 MiB, over this webhook's limit of 64 KiB \
+             (--max-object-bytes)"
+                .to_string()
+        ]
+    );
+
+    let metrics = probe(server.probe_addr().unwrap(), "/metrics")
+        .await
+        .unwrap()
+        .text();
+    for (sample, expected) in [
+        (
+            "syncguard_oversized_reviews_total{endpoint=\"validate\"}",
+            2.0,
+        ),
+        (
+            "syncguard_oversized_reviews_total{endpoint=\"mutate\"}",
+            1.0,
+        ),
+        // Answered, not evaluated: only the review at the limit was timed on a worker.
+        (
+            "syncguard_evaluation_duration_seconds_count{endpoint=\"validate\"}",
+            1.0,
+        ),
+        ("syncguard_inflight_review_bytes", 0.0),
+    ] {
+        assert_eq!(metric(&metrics, sample), expected, "{sample} in\n{metrics}");
+    }
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reviews_wait_for_the_inflight_bytes_budget_inside_their_deadline() {
+    let certs = tempfile::tempdir().unwrap();
+    certs_with_binary(certs.path());
+    let deadline = Duration::from_secs(1);
+    let mut config = config(certs.path());
+    config.eval_timeout = deadline;
+    // Room for one configmap-clean review (~1.6 KB) at a time.
+    config.max_inflight_bytes = 4096;
+    let server = start(config).await;
+    let client = Client::new(&certs.path().join("ca.crt"), server.tls_addr());
+    let mut conn = client.connect().await.unwrap();
+    let body = fixture("configmap-clean.json");
+
+    // Another review holds the whole budget for the next 5 seconds: this one is answered by
+    // its deadline with the failure mode, and still carries its own uid.
+    let budget = server.state().inflight_bytes().clone();
+    let held = budget.clone().acquire_many_owned(4096).await.unwrap();
+    let release = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+        drop(held);
+    });
+    let sent = Instant::now();
+    let answer = conn.post("/validate", &body).await.unwrap().response();
+    let took = sent.elapsed();
+    assert!(
+        took < deadline + Duration::from_millis(1500),
+        "answered after {took:?}"
+    );
+    assert_eq!(answer["allowed"], true, "{answer}");
+    assert_eq!(
+        answer["uid"],
+        serde_json::from_slice::<Value>(&body).unwrap()["request"]["uid"]
+    );
+    assert!(
+        warnings(&answer)
+            .iter()
+            .any(|w| w.contains("could not fully check this object (timeout)")),
+        "{answer}"
+    );
+    release.await.unwrap();
+
+    // With the budget free, several reviews at once all get evaluated answers (one at a time)
+    // and give their share back.
+    let answers = futures::future::join_all((0..6).map(|_| {
+        let client = client.clone();
+        let body = body.clone();
+        async move { client.post("/validate", &body).await.unwrap().response() }
+    }))
+    .await;
+    for answer in answers {
+        assert_eq!(answer["allowed"], true, "{answer}");
+        assert!(warnings(&answer).is_empty(), "{answer}");
+    }
+    assert_eq!(budget.available_permits(), 4096);
+    let metrics = probe(server.probe_addr().unwrap(), "/metrics")
+        .await
+        .unwrap()
+        .text();
+    assert!(
+        metric(&metrics, "syncguard_inflight_bytes_waits_total") >= 1.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(&metrics, "syncguard_inflight_review_bytes"),
+        0.0,
+        "{metrics}"
+    );
+    assert_eq!(
+        metric(
+            &metrics,
+            "syncguard_evaluation_errors_total{endpoint=\"validate\",reason=\"timeout\",outcome=\"allowed\"}"
+        ),
+        1.0,
+        "{metrics}"
+    );
+    server.shutdown().await.unwrap();
+}

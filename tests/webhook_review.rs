@@ -431,3 +431,80 @@ fn a_defaulted_backoff_limit_is_replaced_when_the_client_declared_none() {
     );
     assert!(again.get("patch").is_none(), "{again}");
 }
+
+/// The webhook builds a review's input document without the object and adds the object (and
+/// `oldObject`) straight into the policy engine's input, so the largest tree of a review is not
+/// copied. That must be the very document `syncguard check` semantics give: the same outcomes as
+/// the full document, for every recorded review, with and without Application context.
+#[test]
+fn the_object_handed_over_apart_gives_the_outcomes_of_the_whole_document() {
+    use syncguard::evaluate::{AdmissionFacts, EvaluateOptions, Source, build_admission_input};
+    use syncguard::model::Resource;
+    use syncguard::webhook::service::decode;
+
+    let policies = load_policies(&PolicySource::Builtin, Duration::from_secs(5)).unwrap();
+    let contexts: [Arc<dyn AppContext>; 2] = [Arc::new(NoContext), seed_context()];
+    let mut compared = 0;
+    for name in [
+        "configmap-clean.json",
+        "deployment-update.json",
+        "hook-job-no-deadline.json",
+        "seed-job-create.json",
+        "seed-job-create-dryrun.json",
+        "unknown-kind.json",
+    ] {
+        let request = decode(&fixture(name)).unwrap();
+        let Ok(mut resource) = Resource::from_value(request.object.clone().unwrap(), None) else {
+            continue;
+        };
+        if resource.namespace.is_none() {
+            resource.namespace.clone_from(&request.namespace);
+        }
+        let facts = |old: Option<Value>| AdmissionFacts {
+            operation: request.operation.as_str().to_string(),
+            old,
+            dry_run: request.dry_run.unwrap_or(false),
+            user: request.user_info.clone(),
+        };
+        let options = |omit_resource: bool| EvaluateOptions {
+            source: Source::Admission,
+            destination_namespace: request.namespace.clone(),
+            omit_resource,
+            ..EvaluateOptions::default()
+        };
+        for context in &contexts {
+            let objects = context.objects_for(&resource);
+            let build = |facts: &AdmissionFacts, options: &EvaluateOptions| match &objects {
+                Some(c) => c.set.admission_input(&resource, facts, options),
+                None => build_admission_input(&resource, &[], facts, options),
+            };
+            let whole = build(&facts(request.old_object.clone()), &options(false));
+            let apart = build(&facts(None), &options(true));
+            // The documents differ in exactly the two members handed over apart.
+            let mut trimmed = whole.clone();
+            let map = trimmed.as_object_mut().unwrap();
+            assert_eq!(
+                map.remove("resource").as_ref(),
+                Some(&resource.raw),
+                "{name}"
+            );
+            assert_eq!(map.remove("old"), request.old_object.clone(), "{name}");
+            assert_eq!(trimmed, apart, "{name}");
+
+            let mut parts: Vec<(&str, &Value)> = vec![("resource", &resource.raw)];
+            if let Some(old) = &request.old_object {
+                parts.push(("old", old));
+            }
+            let expected = policies.evaluate(&whole);
+            assert_eq!(policies.evaluate_parts(&apart, &parts), expected, "{name}");
+            assert_eq!(
+                policies.findings_for_parts(&resource, &apart, &parts),
+                policies.findings_for(&resource, &whole),
+                "{name}"
+            );
+            compared += usize::from(!expected.is_empty());
+        }
+    }
+    // Not only silent documents: some of them have findings.
+    assert!(compared >= 3, "only {compared} comparisons with findings");
+}

@@ -22,6 +22,12 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
     if args.max_connections == 0 {
         anyhow::bail!("--max-connections must be at least 1");
     }
+    if args.max_object_bytes == 0 {
+        anyhow::bail!("--max-object-bytes must be at least 1");
+    }
+    if args.max_inflight_bytes == 0 {
+        anyhow::bail!("--max-inflight-bytes must be at least 1");
+    }
     if args.poll_interval == 0 {
         anyhow::bail!("--poll-interval must be at least 1 second");
     }
@@ -44,6 +50,8 @@ pub fn config(args: &ServeArgs) -> anyhow::Result<webhook::Config> {
         header_read_timeout: Duration::from_millis(args.header_read_timeout_ms),
         body_read_timeout: Duration::from_millis(args.body_read_timeout_ms),
         max_connections: args.max_connections,
+        max_object_bytes: args.max_object_bytes,
+        max_inflight_bytes: args.max_inflight_bytes,
         shutdown_delay: Duration::from_millis(args.shutdown_delay_ms),
         shutdown_timeout: Duration::from_millis(args.shutdown_timeout_ms),
         poll_interval: Duration::from_secs(args.poll_interval),
@@ -140,6 +148,8 @@ mod tests {
         assert_eq!(defaults.header_read_timeout, Duration::from_secs(5));
         assert_eq!(defaults.body_read_timeout, Duration::from_secs(5));
         assert_eq!(defaults.max_connections, 256);
+        assert_eq!(defaults.max_object_bytes, 3 * 1024 * 1024);
+        assert_eq!(defaults.max_inflight_bytes, webhook::INFLIGHT_BYTES);
         let set = config(&args(&[
             "--header-read-timeout-ms",
             "1500",
@@ -147,8 +157,14 @@ mod tests {
             "2500",
             "--max-connections",
             "7",
+            "--max-object-bytes",
+            "1048576",
+            "--max-inflight-bytes",
+            "4194304",
         ]))
         .unwrap();
+        assert_eq!(set.max_object_bytes, 1024 * 1024);
+        assert_eq!(set.max_inflight_bytes, 4 * 1024 * 1024);
         assert_eq!(set.header_read_timeout, Duration::from_millis(1500));
         assert_eq!(set.body_read_timeout, Duration::from_millis(2500));
         assert_eq!(set.max_connections, 7);
@@ -156,6 +172,8 @@ mod tests {
             "--header-read-timeout-ms",
             "--body-read-timeout-ms",
             "--max-connections",
+            "--max-object-bytes",
+            "--max-inflight-bytes",
         ] {
             let error = config(&args(&[zero, "0"])).unwrap_err().to_string();
             assert!(error.contains(zero), "{error}");

@@ -547,7 +547,16 @@ impl PolicySet {
     /// are omitted. Never panics and never drops a failure: a rule that errors, times out or
     /// returns malformed output becomes [`Verdict::Failed`].
     pub fn evaluate(&self, input: &Value) -> Vec<RuleOutcome> {
-        let input = match RegoValue::deserialize(input) {
+        self.evaluate_parts(input, &[])
+    }
+
+    /// [`PolicySet::evaluate`] of `input` with `parts` added as top-level members (`"resource"`
+    /// → the object, ...): the same document, but the parts go straight into the policy
+    /// engine's values instead of being copied into `input` first. The webhook hands a review's
+    /// object over this way, so the largest tree of a review exists once as JSON and once as
+    /// the engine's input, not twice as JSON.
+    pub fn evaluate_parts(&self, input: &Value, parts: &[(&str, &Value)]) -> Vec<RuleOutcome> {
+        let input = match rego_input(input, parts) {
             Ok(v) => v,
             Err(e) => {
                 let message = format!("the input document cannot be converted for Rego: {e}");
@@ -597,11 +606,39 @@ impl PolicySet {
         self.findings_from(resource, self.evaluate(input))
     }
 
+    /// [`PolicySet::findings_for`] of `input` with `parts` added (see
+    /// [`PolicySet::evaluate_parts`]).
+    pub fn findings_for_parts(
+        &self,
+        resource: &Resource,
+        input: &Value,
+        parts: &[(&str, &Value)],
+    ) -> Vec<Finding> {
+        self.findings_from(resource, self.evaluate_parts(input, parts))
+    }
+
     /// Resolves outcomes already computed (e.g. by [`PolicySet::evaluate_many`]) into findings;
     /// see [`PolicySet::findings_for`].
     pub fn findings_from(&self, resource: &Resource, outcomes: Vec<RuleOutcome>) -> Vec<Finding> {
         resolve::findings(&self.config, &self.exemption_rule, resource, outcomes)
     }
+}
+
+/// `input` as the policy engine's value, with `parts` set as top-level members (replacing
+/// members of the same name); exactly the conversion of `input` with the parts inserted.
+fn rego_input(input: &Value, parts: &[(&str, &Value)]) -> Result<RegoValue, String> {
+    let mut value = RegoValue::deserialize(input).map_err(|e| e.to_string())?;
+    if parts.is_empty() {
+        return Ok(value);
+    }
+    let object = value
+        .as_object_mut()
+        .map_err(|_| "the input document is not an object".to_string())?;
+    for (key, part) in parts {
+        let part = RegoValue::deserialize(*part).map_err(|e| e.to_string())?;
+        object.insert(RegoValue::from(*key), part);
+    }
+    Ok(value)
 }
 
 /// `input.operation` as a string (`CHECK` when absent).

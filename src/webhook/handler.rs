@@ -1,5 +1,5 @@
-//! HTTP: routes, the body limit and read timeout, worker slots and the deadline around
-//! [`super::service`].
+//! HTTP: routes, the body limit and read timeout, the memory budget of reviews in flight,
+//! worker slots and the deadline around [`super::service`].
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,11 +11,13 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use http_body_util::BodyExt as _;
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::response::{Failure, Reviewed};
 use super::review::AdmissionRequest;
 use super::service::{
-    Endpoint, decode, encode, error_body, needs_evaluation, record, record_bad_request, review,
+    Endpoint, decode_with_limit, encode, error_body, needs_evaluation, record, record_bad_request,
+    review_owned,
 };
 use super::state::State;
 use crate::metrics::EndpointLabels;
@@ -66,6 +68,13 @@ async fn admission(
     let deadline = tokio::time::Instant::now() + state.options().eval_timeout;
     let limit = state.options().body_limit;
     let read_timeout = state.options().body_read_timeout;
+    // The review's share of the memory budget, taken before its body is read when its size is
+    // declared (the API server always declares it), else as soon as the body is in.
+    let declared = content_length(headers).map(|n| n.min(limit));
+    let mut budget = match declared {
+        Some(n) => Budget::acquire(&state, n, deadline).await,
+        None => None,
+    };
     let read = tokio::time::timeout(read_timeout, read_body(body, headers, limit)).await;
     let bytes = match read.unwrap_or(Err(BodyError::TimedOut)) {
         Ok(b) => b,
@@ -103,16 +112,37 @@ async fn admission(
             return text(StatusCode::BAD_REQUEST, &message);
         }
     };
-    let request = match decode(&bytes) {
-        Ok(r) => Arc::new(r),
+    if declared.is_none() {
+        budget = Budget::acquire(&state, bytes.len(), deadline).await;
+    }
+    let within_budget = budget.is_some();
+    // Without a share of the budget by the deadline, only the envelope is read (no object is
+    // parsed: limit 0), for the uid the failure-mode answer needs.
+    let max_object_bytes = if within_budget {
+        state.options().max_object_bytes
+    } else {
+        0
+    };
+    let request = match decode_with_limit(&bytes, max_object_bytes) {
+        Ok(r) => r,
         Err(bad) => {
             record_bad_request(&state, endpoint, "bad_request", &bad.message);
             return text(StatusCode::BAD_REQUEST, &bad.message);
         }
     };
+    // The objects are parsed: the body is not needed any more.
     drop(bytes);
-    let (reviewed, elapsed) = evaluate(&state, endpoint, request.clone(), deadline).await;
-    record(&state, endpoint, &request, &reviewed, elapsed);
+    let header = request.without_objects();
+    let (reviewed, elapsed) = if within_budget {
+        evaluate(&state, endpoint, request, budget, deadline).await
+    } else {
+        let mode = state.options().on_error;
+        (
+            Reviewed::failed(&header.uid, mode, overrun(state.options().eval_timeout)),
+            Duration::ZERO,
+        )
+    };
+    record(&state, endpoint, &header, &reviewed, elapsed);
     (
         StatusCode::OK,
         [(
@@ -137,14 +167,17 @@ async fn admission(
 async fn evaluate(
     state: &Arc<State>,
     endpoint: Endpoint,
-    request: Arc<AdmissionRequest>,
+    request: AdmissionRequest,
+    budget: Option<Budget>,
     deadline: tokio::time::Instant,
 ) -> (Reviewed, Duration) {
     let snapshot = state.snapshot();
     let mode = snapshot.on_error;
-    if !needs_evaluation(&request, snapshot.policies.judges_deletes()) {
+    if !needs_evaluation(&request, snapshot.policies.judges_deletes())
+        || request.oversized.is_some()
+    {
         let started = Instant::now();
-        let reviewed = review(&snapshot, endpoint, &request);
+        let reviewed = review_owned(&snapshot, endpoint, request);
         return (reviewed, started.elapsed());
     }
     let _inflight = Inflight::new(state);
@@ -153,16 +186,11 @@ async fn evaluate(
     let uid = request.uid.clone();
     let metrics = state.metrics().clone();
     let queued = Instant::now();
-    let overrun = move || Failure {
-        reason: "timeout",
-        message: format!(
-            "the review did not finish within its {} ms deadline (counted from the request's \
-             arrival, including the wait for a free worker)",
-            timeout.as_millis()
-        ),
-    };
     if tokio::time::Instant::now() >= deadline {
-        return (Reviewed::failed(&uid, mode, overrun()), Duration::ZERO);
+        return (
+            Reviewed::failed(&uid, mode, overrun(timeout)),
+            Duration::ZERO,
+        );
     }
     let work = async move {
         let permit = workers.acquire_owned().await.map_err(|_| Failure {
@@ -177,11 +205,23 @@ async fn evaluate(
             .observe(queued.elapsed().as_secs_f64());
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
+            // Both held until the evaluation is over, also when the deadline answered first:
+            // the work (and its memory) is still there until then.
             let _permit = permit;
+            let large = budget
+                .as_ref()
+                .is_some_and(|b| b.bytes >= LARGE_REVIEW_BYTES);
+            let _budget = budget;
             let _entered = span.enter();
             let started = Instant::now();
-            let reviewed = review(&snapshot, endpoint, &request);
-            (reviewed, started.elapsed())
+            let reviewed = review_owned(&snapshot, endpoint, request);
+            let elapsed = started.elapsed();
+            if large {
+                // Everything the review built is freed by now, but into this thread's arena,
+                // where the next large review (likely on another thread) cannot reuse it.
+                release_free_memory();
+            }
+            (reviewed, elapsed)
         })
         .await
         .map_err(|e| Failure {
@@ -192,8 +232,104 @@ async fn evaluate(
     match tokio::time::timeout_at(deadline, work).await {
         Ok(Ok(done)) => done,
         Ok(Err(failure)) => (Reviewed::failed(&uid, mode, failure), queued.elapsed()),
-        Err(_) => (Reviewed::failed(&uid, mode, overrun()), queued.elapsed()),
+        Err(_) => (
+            Reviewed::failed(&uid, mode, overrun(timeout)),
+            queued.elapsed(),
+        ),
     }
+}
+
+/// The failure of a review that missed its deadline (`timeout`: `--eval-timeout-ms`).
+fn overrun(timeout: Duration) -> Failure {
+    Failure {
+        reason: "timeout",
+        message: format!(
+            "the review did not finish within its {} ms deadline (counted from the request's \
+             arrival, including the wait for a free worker and for --max-inflight-bytes)",
+            timeout.as_millis()
+        ),
+    }
+}
+
+/// A review's share of the `--max-inflight-bytes` budget ([`State::inflight_bytes`]), counted
+/// in `syncguard_inflight_review_bytes` while held.
+struct Budget {
+    _permit: OwnedSemaphorePermit,
+    bytes: i64,
+    state: Arc<State>,
+}
+
+impl Budget {
+    /// Waits for `bytes` of the budget until `deadline`; `None` when the deadline passed first.
+    async fn acquire(
+        state: &Arc<State>,
+        bytes: usize,
+        deadline: tokio::time::Instant,
+    ) -> Option<Self> {
+        let share = state.budget_share(bytes);
+        let semaphore = state.inflight_bytes().clone();
+        if semaphore.available_permits() < share as usize {
+            state.metrics().inflight_bytes_waits.inc();
+        }
+        let permit = tokio::time::timeout_at(deadline, semaphore.acquire_many_owned(share))
+            .await
+            .ok()?
+            .ok()?;
+        let bytes = i64::from(share);
+        state.metrics().inflight_review_bytes.inc_by(bytes);
+        Some(Self {
+            _permit: permit,
+            bytes,
+            state: state.clone(),
+        })
+    }
+}
+
+impl Drop for Budget {
+    fn drop(&mut self) {
+        self.state
+            .metrics()
+            .inflight_review_bytes
+            .dec_by(self.bytes);
+    }
+}
+
+/// Reviews with a body at least this large hand the memory they freed back to the OS when they
+/// finish ([`release_free_memory`]).
+const LARGE_REVIEW_BYTES: i64 = 1024 * 1024;
+
+/// Returns the free pages of every jemalloc arena to the OS (`arena.<all>.purge`). jemalloc
+/// keeps freed pages per arena (one per thread group) for its decay time, 10 s: after a large
+/// review its tree's pages would sit in the arena of the thread that evaluated it while the next
+/// large review, on another blocking thread, takes new ones — so several large reviews in a
+/// row reached the peak of all of them at once, not of the ones in flight. Purging costs a few
+/// `madvise` calls, against milliseconds of evaluation for a review this size. A no-op when
+/// jemalloc is not the global allocator (tests): nothing was allocated there.
+fn release_free_memory() {
+    #[cfg(not(target_env = "msvc"))]
+    {
+        // MALLCTL_ARENAS_ALL is 4096 in jemalloc 5.
+        const PURGE_ALL: &[u8] = b"arena.4096.purge\0";
+        // SAFETY: a NUL-terminated mallctl name that takes no argument and returns nothing
+        // (null old/new pointers, zero length), as jemalloc(3) documents for `arena.<i>.purge`.
+        let _ = unsafe {
+            tikv_jemalloc_sys::mallctl(
+                PURGE_ALL.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                0,
+            )
+        };
+    }
+}
+
+/// The declared `Content-Length`, if any.
+fn content_length(headers: &HeaderMap) -> Option<usize> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
 }
 
 /// Counts a review in `syncguard_inflight_reviews` for as long as it lives — also when the
@@ -226,10 +362,7 @@ enum BodyError {
 
 async fn read_body(body: Body, headers: &HeaderMap, limit: usize) -> Result<Bytes, BodyError> {
     let drain_limit = limit.saturating_mul(DRAIN_FACTOR);
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
+    let declared = content_length(headers);
     if declared.is_some_and(|n| n > drain_limit) {
         return Err(BodyError::TooLarge { drained: false });
     }

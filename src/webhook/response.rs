@@ -109,8 +109,11 @@ pub struct Reviewed {
     /// Failures handled by the failure mode.
     pub failures: Vec<Failure>,
     /// False when the request was admitted without evaluation (DELETE, CONNECT, subresources,
-    /// objects that are not Kubernetes objects).
+    /// objects that are not Kubernetes objects, objects over the size limit).
     pub evaluated: bool,
+    /// True when it was admitted unevaluated because its object was over `--max-object-bytes`
+    /// (`syncguard_oversized_reviews_total`).
+    pub oversized: bool,
 }
 
 impl Reviewed {
@@ -122,6 +125,31 @@ impl Reviewed {
             findings: Vec::new(),
             failures: Vec::new(),
             evaluated: false,
+            oversized: false,
+        }
+    }
+
+    /// The answer to a review whose object (`bytes` of JSON) is over the webhook's object
+    /// limit (`limit` bytes): admitted without evaluation, with a warning that says so — the
+    /// rules did not look at it, and silence must not read as a pass.
+    pub fn oversized(uid: &str, bytes: usize, limit: usize) -> Self {
+        let (size, max) = match (mib(bytes), mib(limit)) {
+            // Too close to tell apart when rounded.
+            (a, b) if a == b => (format!("{bytes} bytes"), format!("{limit} bytes")),
+            pair => pair,
+        };
+        let mut response = allowed(uid);
+        response.warnings = cap_warnings(vec![format!(
+            "syncguard: not checked: the object is {size}, over this webhook's limit of {max} \
+             (--max-object-bytes)"
+        )]);
+        Self {
+            response,
+            decision: Decision::Allowed,
+            findings: Vec::new(),
+            failures: Vec::new(),
+            evaluated: false,
+            oversized: true,
         }
     }
 
@@ -135,7 +163,19 @@ impl Reviewed {
             findings: Vec::new(),
             failures: vec![failure],
             evaluated: true,
+            oversized: false,
         }
+    }
+}
+
+/// A size for people: `3.2 MiB`, or whole KiB below one MiB.
+fn mib(bytes: usize) -> String {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let b = bytes as f64;
+    if b >= MIB {
+        format!("{:.1} MiB", b / MIB)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
     }
 }
 
@@ -249,6 +289,7 @@ pub fn validate(
         findings: open,
         failures,
         evaluated: true,
+        oversized: false,
     }
 }
 
@@ -299,6 +340,7 @@ pub fn mutate(uid: &str, original: &Value, findings: &[Finding], mode: FailureMo
         findings: open,
         failures,
         evaluated: true,
+        oversized: false,
     }
 }
 

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 /// The only AdmissionReview version syncguard speaks (`admissionReviewVersions: ["v1"]`).
 pub const API_VERSION: &str = "admission.k8s.io/v1";
@@ -63,6 +64,102 @@ pub struct AdmissionRequest {
     /// `kubectl apply --dry-run=server`: evaluate the same way, cause no side effects.
     #[serde(default)]
     pub dry_run: Option<bool>,
+    /// Set by [`super::service::decode_with_limit`] when `object` or `oldObject` is larger
+    /// than the webhook's object limit: the larger one's size, in bytes of its JSON in the
+    /// review. Neither is parsed then (`object` and `old_object` are `None`), and the review is
+    /// admitted with a warning, without evaluation.
+    #[serde(skip)]
+    pub oversized: Option<usize>,
+}
+
+impl AdmissionRequest {
+    /// The request without `object` and `oldObject`: what logs and metrics need once the
+    /// objects have been handed to the evaluation.
+    pub fn without_objects(&self) -> Self {
+        Self {
+            uid: self.uid.clone(),
+            kind: self.kind.clone(),
+            resource: self.resource.clone(),
+            sub_resource: self.sub_resource.clone(),
+            name: self.name.clone(),
+            namespace: self.namespace.clone(),
+            operation: self.operation,
+            user_info: self.user_info.clone(),
+            object: None,
+            old_object: None,
+            dry_run: self.dry_run,
+            oversized: self.oversized,
+        }
+    }
+}
+
+/// An incoming review as read off the wire: `object` and `oldObject` are left as the JSON text
+/// they arrived as (borrowed from the body), so their sizes are known before any tree is built.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireReview<'a> {
+    pub api_version: String,
+    pub kind: String,
+    #[serde(borrow)]
+    pub request: Option<WireRequest<'a>>,
+}
+
+/// `request` of a [`WireReview`]: [`AdmissionRequest`] with the objects unparsed.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct WireRequest<'a> {
+    pub uid: String,
+    pub kind: GroupVersionKind,
+    #[serde(default)]
+    pub resource: Option<GroupVersionResource>,
+    #[serde(default)]
+    pub sub_resource: Option<String>,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub namespace: Option<String>,
+    pub operation: Operation,
+    #[serde(default)]
+    pub user_info: Value,
+    #[serde(default, borrow)]
+    pub object: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub old_object: Option<&'a RawValue>,
+    #[serde(default)]
+    pub dry_run: Option<bool>,
+}
+
+impl WireRequest<'_> {
+    /// Parses the objects, unless one is larger than `max_object_bytes` (then neither is, and
+    /// [`AdmissionRequest::oversized`] says how large). A JSON `null` object is `None`, as
+    /// before (serde reads `null` into an absent `Option`).
+    pub fn parse(self, max_object_bytes: usize) -> Result<AdmissionRequest, serde_json::Error> {
+        let size = |o: Option<&RawValue>| o.map_or(0, |raw| raw.get().len());
+        let largest = size(self.object).max(size(self.old_object));
+        let oversized = (largest > max_object_bytes).then_some(largest);
+        let parse = |o: Option<&RawValue>| -> Result<Option<Value>, serde_json::Error> {
+            match o {
+                Some(raw) if oversized.is_none() => {
+                    serde_json::from_str::<Value>(raw.get()).map(|v| (!v.is_null()).then_some(v))
+                }
+                _ => Ok(None),
+            }
+        };
+        Ok(AdmissionRequest {
+            object: parse(self.object)?,
+            old_object: parse(self.old_object)?,
+            uid: self.uid,
+            kind: self.kind,
+            resource: self.resource,
+            sub_resource: self.sub_resource,
+            name: self.name,
+            namespace: self.namespace,
+            operation: self.operation,
+            user_info: self.user_info,
+            dry_run: self.dry_run,
+            oversized,
+        })
+    }
 }
 
 /// Group/version/kind.
@@ -208,6 +305,46 @@ mod tests {
         assert_eq!(req.kind.kind, "Job");
         assert!(req.old_object.is_none());
         assert_eq!(req.dry_run, Some(false));
+    }
+
+    #[test]
+    fn objects_over_the_limit_are_left_unparsed_and_their_size_is_kept() {
+        use crate::webhook::service::{decode, decode_with_limit};
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "big"}, "data": {"k": "v".repeat(100)}});
+        let size = serde_json::to_vec(&object).unwrap().len();
+        let review = |old: Value| {
+            serde_json::to_vec(&json!({
+                "apiVersion": API_VERSION, "kind": KIND,
+                "request": {"uid": "u", "kind": {"kind": "ConfigMap"}, "operation": "UPDATE",
+                            "object": object, "oldObject": old}
+            }))
+            .unwrap()
+        };
+        let body = review(Value::Null);
+        let all = decode(&body).unwrap();
+        assert_eq!(all.object.as_ref(), Some(&object));
+        assert!(
+            all.old_object.is_none(),
+            "a null oldObject is absent, as before"
+        );
+        assert_eq!(all.oversized, None);
+        let at = decode_with_limit(&body, size).unwrap();
+        assert_eq!(at.object.as_ref(), Some(&object));
+        assert_eq!(at.oversized, None);
+        let over = decode_with_limit(&body, size - 1).unwrap();
+        assert_eq!((over.object, over.old_object), (None, None));
+        assert_eq!(over.oversized, Some(size));
+        assert_eq!(over.uid, "u");
+        // The larger of the two objects counts, and then neither is parsed.
+        let bigger = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "big"}, "data": {"k": "v".repeat(200)}});
+        let old_size = serde_json::to_vec(&bigger).unwrap().len();
+        let over = decode_with_limit(&review(bigger), size).unwrap();
+        assert_eq!((over.object, over.old_object), (None, None));
+        assert_eq!(over.oversized, Some(old_size));
+        let header = all.without_objects();
+        assert_eq!((header.uid.as_str(), header.object), ("u", None));
     }
 
     #[test]

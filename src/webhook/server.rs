@@ -57,6 +57,10 @@ pub struct Config {
     pub workers: usize,
     /// Largest accepted request body.
     pub body_limit: usize,
+    /// Largest object evaluated (see [`ReviewOptions::max_object_bytes`]).
+    pub max_object_bytes: usize,
+    /// Memory budget of reviews in flight (see [`ReviewOptions::max_inflight_bytes`]).
+    pub max_inflight_bytes: usize,
     /// Bounds how long a client may take, on the HTTPS listener, for the TLS handshake, and then
     /// for the headers of each HTTP/1.1 request (the wait for the next request on a kept-alive
     /// connection included) and for its first request over HTTP/2. Past it the connection is
@@ -94,6 +98,8 @@ impl Default for Config {
             rule_deadline: Duration::from_millis(250),
             workers: 0,
             body_limit: super::BODY_LIMIT,
+            max_object_bytes: super::MAX_OBJECT_BYTES,
+            max_inflight_bytes: super::INFLIGHT_BYTES,
             header_read_timeout: Duration::from_secs(5),
             body_read_timeout: Duration::from_secs(5),
             max_connections: 256,
@@ -243,6 +249,8 @@ pub async fn start(config: Config) -> Result<Server, ServeError> {
             eval_timeout: config.eval_timeout,
             body_limit: config.body_limit,
             body_read_timeout: config.body_read_timeout,
+            max_object_bytes: config.max_object_bytes,
+            max_inflight_bytes: config.max_inflight_bytes,
         },
         config.workers,
         metrics.clone(),

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::context::AppObjects;
 use super::response::{self, Decision, Failure, Reviewed};
-use super::review::{API_VERSION, AdmissionRequest, KIND, Operation, ReviewIn, ReviewOut};
+use super::review::{API_VERSION, AdmissionRequest, KIND, Operation, ReviewOut, WireReview};
 use super::state::{Snapshot, State};
 use crate::evaluate::{AdmissionFacts, EvaluateOptions, Source, build_admission_input};
 use crate::metrics::{EndpointLabels, ErrorLabels, FindingLabels, RequestLabels};
@@ -43,11 +43,23 @@ pub struct BadReview {
     pub message: String,
 }
 
-/// Parses and checks an AdmissionReview body.
+/// Parses and checks an AdmissionReview body (objects of any size).
 pub fn decode(body: &[u8]) -> Result<AdmissionRequest, BadReview> {
-    let review: ReviewIn = serde_json::from_slice(body).map_err(|e| BadReview {
+    decode_with_limit(body, usize::MAX)
+}
+
+/// Parses and checks an AdmissionReview body; an `object` or `oldObject` larger than
+/// `max_object_bytes` (its JSON, as sent) is not parsed at all: the request comes back with
+/// [`AdmissionRequest::oversized`] set and no objects, and [`review`] admits it unevaluated with
+/// a warning. Everything else is read once, straight from the body into the objects' trees.
+pub fn decode_with_limit(
+    body: &[u8],
+    max_object_bytes: usize,
+) -> Result<AdmissionRequest, BadReview> {
+    let bad = |e: serde_json::Error| BadReview {
         message: format!("the body is not an admission.k8s.io/v1 AdmissionReview: {e}"),
-    })?;
+    };
+    let review: WireReview<'_> = serde_json::from_slice(body).map_err(bad)?;
     if review.api_version != API_VERSION {
         return Err(BadReview {
             message: format!(
@@ -62,9 +74,13 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, BadReview> {
             message: format!("unsupported kind `{}`: expected {KIND}", review.kind),
         });
     }
-    review.request.ok_or_else(|| BadReview {
-        message: "the AdmissionReview has no `request`".to_string(),
-    })
+    review
+        .request
+        .ok_or_else(|| BadReview {
+            message: "the AdmissionReview has no `request`".to_string(),
+        })?
+        .parse(max_object_bytes)
+        .map_err(bad)
 }
 
 /// Evaluates one request and builds the answer. CPU-bound: the server runs it on a blocking
@@ -80,26 +96,58 @@ pub fn decode(body: &[u8]) -> Result<AdmissionRequest, BadReview> {
 /// - An `object` that is not a Kubernetes object (no kind or name) is admitted: there is nothing
 ///   the rules could say. Kinds the rules do not know pass because no rule reports them.
 /// - `dryRun` requests are evaluated exactly the same way; syncguard has no side effects to skip.
+/// - A request whose `object` or `oldObject` was over the object limit
+///   ([`AdmissionRequest::oversized`], `--max-object-bytes`) is admitted without evaluation,
+///   with a warning saying so.
+///
+/// Copies the request's objects; [`review_owned`] takes them instead.
 pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionRequest) -> Reviewed {
+    review_owned(snapshot, endpoint, request.clone())
+}
+
+/// [`review`] of a request it owns: its objects are moved into the evaluation, never copied.
+/// The object is held once as JSON (the [`Resource`], which findings and patches refer to) and
+/// once as the policy engine's input; the input document around it is built without it
+/// ([`EvaluateOptions::omit_resource`]) and it is converted straight into the engine's value.
+pub fn review_owned(
+    snapshot: &Snapshot,
+    endpoint: Endpoint,
+    request: AdmissionRequest,
+) -> Reviewed {
     let judges_deletes = snapshot.policies.judges_deletes();
-    if !needs_evaluation(request, judges_deletes)
-        || (is_delete(request) && endpoint == Endpoint::Mutate)
+    if !needs_evaluation(&request, judges_deletes)
+        || (is_delete(&request) && endpoint == Endpoint::Mutate)
     {
         return Reviewed::skipped(&request.uid);
     }
-    // A deletion is judged on the object being deleted.
-    let object = if is_delete(request) {
-        &request.old_object
+    if let Some(bytes) = request.oversized {
+        return Reviewed::oversized(&request.uid, bytes, snapshot.max_object_bytes);
+    }
+    let delete = is_delete(&request);
+    let AdmissionRequest {
+        uid,
+        namespace,
+        operation,
+        user_info,
+        object,
+        old_object,
+        dry_run,
+        ..
+    } = request;
+    // A deletion is judged on the object being deleted, which is also its `input.old`.
+    let (object, old) = if delete {
+        let old = old_object.clone();
+        (old_object, old)
     } else {
-        &request.object
+        (object, old_object)
     };
     let Some(object) = object else {
-        return Reviewed::skipped(&request.uid);
+        return Reviewed::skipped(&uid);
     };
-    let Ok(mut resource) = Resource::from_value(object.clone(), None) else {
-        return Reviewed::skipped(&request.uid);
+    let Ok(mut resource) = Resource::from_value(object, None) else {
+        return Reviewed::skipped(&uid);
     };
-    let namespace = request.namespace.clone().filter(|n| !n.is_empty());
+    let namespace = namespace.filter(|n| !n.is_empty());
     if resource.namespace.is_none() {
         // The API server fills metadata.namespace in from the URL, but not always before
         // admission; the request says where the object goes.
@@ -107,10 +155,11 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
     }
     let context: Option<AppObjects> = snapshot.context.objects_for(&resource);
     let facts = AdmissionFacts {
-        operation: request.operation.as_str().to_string(),
-        old: request.old_object.clone().filter(|v| !v.is_null()),
-        dry_run: request.dry_run.unwrap_or(false),
-        user: request.user_info.clone(),
+        operation: operation.as_str().to_string(),
+        // Added to the engine's input below, without a copy in the document.
+        old: None,
+        dry_run: dry_run.unwrap_or(false),
+        user: user_info,
     };
     // config.yaml pins the release when it names one; else the cluster's controller says.
     let installation = snapshot.context.installation();
@@ -127,13 +176,24 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
         argocd_config: installation
             .map(|i| Arc::new(i.config.clone()))
             .unwrap_or_default(),
+        omit_resource: true,
         ..EvaluateOptions::default()
     };
     let input = match &context {
         Some(c) => c.set.admission_input(&resource, &facts, &options),
         None => build_admission_input(&resource, &[], &facts, &options),
     };
-    let mut findings = snapshot.policies.findings_for(&resource, &input);
+    // The document as `syncguard check` builds it: `resource`, and `old` when the request has
+    // one, are its members.
+    let mut parts: Vec<(&str, &Value)> = vec![("resource", &resource.raw)];
+    if let Some(old) = old.as_ref().filter(|v| !v.is_null()) {
+        parts.push(("old", old));
+    }
+    let mut findings = snapshot
+        .policies
+        .findings_for_parts(&resource, &input, &parts);
+    drop(parts);
+    drop(old);
     let application = context.as_ref().and_then(|c| c.app.clone());
     for f in &mut findings {
         f.application.clone_from(&application);
@@ -149,21 +209,25 @@ pub fn review(snapshot: &Snapshot, endpoint: Endpoint, request: &AdmissionReques
                     resource.display_name()
                 ));
             }
-            response::validate(&request.uid, &findings, notes, snapshot.on_error)
+            response::validate(&uid, &findings, notes, snapshot.on_error)
         }
-        Endpoint::Mutate => response::mutate(&request.uid, object, &findings, snapshot.on_error),
+        Endpoint::Mutate => response::mutate(&uid, &resource.raw, &findings, snapshot.on_error),
     }
 }
 
 /// False for requests admitted without evaluation (see [`review`]): CONNECT, subresources,
 /// requests without an object, and DELETE unless a rule of the set judges deletions
 /// (`judges_deletes`, from `meta.operations`) and the request carries the deleted object.
+/// True for an oversized request that would otherwise be evaluated (it is answered with a
+/// warning instead).
 pub fn needs_evaluation(request: &AdmissionRequest, judges_deletes: bool) -> bool {
     let subresource = request
         .sub_resource
         .as_deref()
         .is_some_and(|s| !s.is_empty());
-    let present = |o: &Option<Value>| o.as_ref().is_some_and(|o| !o.is_null());
+    // An object over the limit is not parsed, but it is there: it is answered with a warning.
+    let present =
+        |o: &Option<Value>| request.oversized.is_some() || o.as_ref().is_some_and(|o| !o.is_null());
     let evaluated = match request.operation {
         Operation::Create | Operation::Update => present(&request.object),
         Operation::Delete => judges_deletes && present(&request.old_object),
@@ -213,7 +277,7 @@ pub fn error_body(message: &str) -> Vec<u8> {
 /// The whole review of one body, synchronously: decode, evaluate, encode, count. The entry point
 /// for fuzzing and in-process benchmarks; the HTTP server does the same steps with a deadline.
 pub fn handle_review(state: &State, endpoint: Endpoint, body: &[u8]) -> (StatusCode, Vec<u8>) {
-    let request = match decode(body) {
+    let request = match decode_with_limit(body, state.options().max_object_bytes) {
         Ok(r) => r,
         Err(bad) => {
             record_bad_request(state, endpoint, "bad_request", &bad.message);
@@ -221,8 +285,9 @@ pub fn handle_review(state: &State, endpoint: Endpoint, body: &[u8]) -> (StatusC
         }
     };
     let started = Instant::now();
-    let reviewed = review(&state.snapshot(), endpoint, &request);
-    record(state, endpoint, &request, &reviewed, started.elapsed());
+    let header = request.without_objects();
+    let reviewed = review_owned(&state.snapshot(), endpoint, request);
+    record(state, endpoint, &header, &reviewed, started.elapsed());
     (StatusCode::OK, encode(&reviewed))
 }
 
@@ -256,6 +321,22 @@ pub fn record(
 ) {
     let metrics = state.metrics();
     let ep = endpoint.as_str();
+    if reviewed.oversized {
+        metrics
+            .oversized_reviews
+            .get_or_create(&EndpointLabels { endpoint: ep })
+            .inc();
+        tracing::warn!(
+            uid = %request.uid,
+            endpoint = ep,
+            kind = %request.kind.kind,
+            namespace = request.namespace.as_deref().unwrap_or(""),
+            name = request.name.as_deref().unwrap_or(""),
+            object_bytes = request.oversized.unwrap_or(0),
+            max_object_bytes = state.options().max_object_bytes,
+            "admitted without evaluation: the object is over --max-object-bytes"
+        );
+    }
     if reviewed.evaluated {
         metrics
             .evaluation_seconds

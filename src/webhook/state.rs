@@ -32,6 +32,13 @@ pub struct ReviewOptions {
     /// Time allowed for the whole request body to arrive, from the moment its headers were read;
     /// a client still sending after that gets 408 and its connection is closed.
     pub body_read_timeout: Duration,
+    /// Largest `object` (or `oldObject`), in bytes of its JSON in the review, that is evaluated;
+    /// a larger one is not parsed, and the review is admitted with a warning.
+    pub max_object_bytes: usize,
+    /// Most bytes of review bodies being read, decoded or evaluated at once; a review waits
+    /// (inside its deadline) until its body fits. Bounds the memory of concurrent large
+    /// reviews: each costs a multiple of its body (see [`super::INFLIGHT_BYTES`]).
+    pub max_inflight_bytes: usize,
 }
 
 impl Default for ReviewOptions {
@@ -41,6 +48,8 @@ impl Default for ReviewOptions {
             eval_timeout: Duration::from_secs(2),
             body_limit: super::BODY_LIMIT,
             body_read_timeout: Duration::from_secs(5),
+            max_object_bytes: super::MAX_OBJECT_BYTES,
+            max_inflight_bytes: super::INFLIGHT_BYTES,
         }
     }
 }
@@ -54,6 +63,8 @@ pub struct Snapshot {
     pub context: Arc<dyn AppContext>,
     /// What to answer on internal errors.
     pub on_error: FailureMode,
+    /// Largest object evaluated (`--max-object-bytes`), for the warning of an oversized review.
+    pub max_object_bytes: usize,
 }
 
 /// Shared state of one webhook server.
@@ -61,6 +72,7 @@ pub struct State {
     policies: ArcSwap<PolicySet>,
     context: Arc<dyn AppContext>,
     workers: Arc<Semaphore>,
+    inflight_bytes: Arc<Semaphore>,
     options: ReviewOptions,
     metrics: Arc<Metrics>,
     certificate: AtomicBool,
@@ -76,6 +88,12 @@ impl std::fmt::Debug for State {
             .field("ready", &self.is_ready())
             .finish_non_exhaustive()
     }
+}
+
+/// The budget as semaphore permits, one per byte: at least one, at most what one acquire can
+/// ask for (`u32`, 4 GiB).
+fn budget_permits(bytes: usize) -> usize {
+    bytes.clamp(1, u32::MAX as usize)
 }
 
 impl State {
@@ -98,6 +116,7 @@ impl State {
             policies: ArcSwap::from_pointee(policies),
             context,
             workers: Arc::new(Semaphore::new(workers)),
+            inflight_bytes: Arc::new(Semaphore::new(budget_permits(options.max_inflight_bytes))),
             options,
             metrics,
             certificate: AtomicBool::new(false),
@@ -113,6 +132,7 @@ impl State {
             policies: self.policies.load_full(),
             context: self.context.clone(),
             on_error: self.options.on_error,
+            max_object_bytes: self.options.max_object_bytes,
         }
     }
 
@@ -146,6 +166,20 @@ impl State {
     /// deadline).
     pub fn workers(&self) -> &Arc<Semaphore> {
         &self.workers
+    }
+
+    /// The memory budget of reviews in flight, in bytes of their bodies
+    /// ([`ReviewOptions::max_inflight_bytes`]): a review holds [`State::budget_share`] permits
+    /// from before its body is read until its answer is built.
+    pub fn inflight_bytes(&self) -> &Arc<Semaphore> {
+        &self.inflight_bytes
+    }
+
+    /// The permits a body of `bytes` takes from [`State::inflight_bytes`]: its size, at least
+    /// one, and at most the whole budget (a body larger than the budget runs alone).
+    pub fn budget_share(&self, bytes: usize) -> u32 {
+        let whole = budget_permits(self.options.max_inflight_bytes);
+        u32::try_from(bytes.clamp(1, whole)).unwrap_or(u32::MAX)
     }
 
     /// Records whether a serving certificate is loaded.

@@ -93,8 +93,8 @@ pub struct Validity {
     pub violations: Vec<Violation>,
 }
 
-/// Judges `r` with the CRDs of its input.
-pub fn assess(r: &Resource, crds: &CrdIndex) -> Validity {
+/// Judges `r` with the CRDs of its input: `crds` indexes `objects` (see [`CrdIndex::of`]).
+pub fn assess(r: &Resource, crds: &CrdIndex, objects: &[Resource]) -> Validity {
     let mut violations = metadata::check(r);
     let evidence = if let Some((since, instead)) = removed::removed(&r.api_version, &r.kind) {
         violations.push(Violation {
@@ -112,7 +112,7 @@ pub fn assess(r: &Resource, crds: &CrdIndex) -> Validity {
             types: builtin::KUBERNETES_TYPES,
         }
     } else if let Some(v) = crds.get(&r.group, &r.kind, &r.version) {
-        if let Some(s) = &v.schema {
+        if let Some(s) = v.schema(objects) {
             violations.extend(schema::check(&r.raw, s));
         }
         Evidence::Crd {

@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::{Violation, ViolationKind};
 use crate::model::Resource;
 
-/// One served version's schema, with the CRD it comes from.
+/// One version of a CRD: where its schema is, with the CRD it comes from.
 #[derive(Debug, Clone)]
 pub struct VersionSchema {
     /// `metadata.name` of the CRD.
@@ -20,11 +20,30 @@ pub struct VersionSchema {
     pub version: String,
     /// Whether the version is served.
     pub served: bool,
-    /// `schema.openAPIV3Schema`, when the version has one.
-    pub schema: Option<Value>,
+    /// The CRD's index in the objects the index was built from, and the version's index in its
+    /// `spec.versions`: the schema is read from there ([`VersionSchema::schema`]), not copied —
+    /// a large CRD's schemas are most of its bytes.
+    at: (usize, usize),
 }
 
-/// The CRDs of an input, by `(group, kind, version)`.
+impl VersionSchema {
+    /// `schema.openAPIV3Schema` of the version, when it has one; `objects` are the objects the
+    /// [`CrdIndex`] was built from.
+    pub fn schema<'o>(&self, objects: &'o [Resource]) -> Option<&'o Value> {
+        let (crd, version) = self.at;
+        let schema = objects
+            .get(crd)?
+            .raw
+            .pointer("/spec/versions")?
+            .get(version)?
+            .get("schema")?
+            .get("openAPIV3Schema")?;
+        (!schema.is_null()).then_some(schema)
+    }
+}
+
+/// The CRDs of an input, by `(group, kind, version)`. Holds positions, not schemas: read them
+/// with [`VersionSchema::schema`] and the same objects.
 #[derive(Debug, Default, Clone)]
 pub struct CrdIndex {
     by_kind: HashMap<(String, String, String), VersionSchema>,
@@ -34,28 +53,31 @@ impl CrdIndex {
     /// Indexes every `CustomResourceDefinition` (apiextensions.k8s.io/v1) among `objects`.
     pub fn of(objects: &[Resource]) -> Self {
         let mut by_kind = HashMap::new();
-        for crd in objects
-            .iter()
-            .filter(|o| o.kind == "CustomResourceDefinition" && o.group == "apiextensions.k8s.io")
-        {
+        for (i, crd) in objects.iter().enumerate().filter(|(_, o)| {
+            o.kind == "CustomResourceDefinition" && o.group == "apiextensions.k8s.io"
+        }) {
             let spec = &crd.raw["spec"];
             let (Some(group), Some(kind)) =
                 (spec["group"].as_str(), spec["names"]["kind"].as_str())
             else {
                 continue;
             };
-            for v in spec["versions"].as_array().into_iter().flatten() {
+            for (n, v) in spec["versions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .enumerate()
+            {
                 let Some(version) = v["name"].as_str() else {
                     continue;
                 };
-                let schema = v["schema"]["openAPIV3Schema"].clone();
                 by_kind.insert(
                     (group.to_string(), kind.to_string(), version.to_string()),
                     VersionSchema {
                         crd: crd.name.clone(),
                         version: version.to_string(),
                         served: v["served"].as_bool().unwrap_or(false),
-                        schema: (!schema.is_null()).then_some(schema),
+                        at: (i, n),
                     },
                 );
             }
