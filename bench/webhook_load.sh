@@ -5,7 +5,7 @@
 #
 #   bench/webhook_load.sh [--duration S] [--warmup S] [--threads N] [--connections N]
 #                         [--no-unpinned] [--no-light] [--per-review] [--skip-build] [--keep]
-#                         [--out FILE]
+#                         [--out FILE] [--syncguard BIN] [--app-objects N]
 #
 # Per target: start the server (pinned to CPU 0 with taskset, or unpinned), time it to its TLS
 # port accepting connections and to the first 200 from GET /readyz over HTTPS, check every review
@@ -21,6 +21,11 @@
 #   --ready-runs N    start each server N more times without load, pinned, for the start-up
 #                     figures (min/median/max; 10, 0 to skip)
 #   --skip-build      use the existing release binaries   --keep   keep the temp dir (logs, wrk output)
+#   --syncguard BIN   measure this syncguard binary (e.g. one built from an earlier commit) instead
+#                     of target/release/syncguard; it is not built
+#   --app-objects N   add to the app context the Application `inventory` of the ConfigMap and
+#                     Deployment reviews, with N more objects (bench/app_gen.py), to see how the
+#                     cost of a review depends on the size of its Application
 #
 # Needs: cargo, curl, awk, taskset (util-linux), wrk (installed with apt-get when missing), 2 CPUs.
 # Sends traffic to 127.0.0.1 only; every wrk run is bounded by --duration.
@@ -38,6 +43,8 @@ READY_RUNS=10
 BUILD=1
 KEEP=0
 OUT=""
+SYNCGUARD_BIN=""
+APP_OBJECTS=""
 SERVER_CPU=0
 CLIENT_CPU=1
 
@@ -54,6 +61,8 @@ while [[ $# -gt 0 ]]; do
     --skip-build) BUILD=0; shift ;;
     --keep) KEEP=1; shift ;;
     --out) OUT=$2; shift 2 ;;
+    --syncguard) SYNCGUARD_BIN=$2; shift 2 ;;
+    --app-objects) APP_OBJECTS=$2; shift 2 ;;
     -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "webhook_load.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -80,12 +89,14 @@ command -v curl >/dev/null || need_apt curl
 [[ $(nproc --all) -ge 2 ]] || die "needs 2 CPUs (server on CPU $SERVER_CPU, wrk on CPU $CLIENT_CPU)"
 
 # --- build -----------------------------------------------------------------------------------
-SYNCGUARD="$ROOT/target/release/syncguard"
+SYNCGUARD="${SYNCGUARD_BIN:-$ROOT/target/release/syncguard}"
 FLOOR_TARGET="$ROOT/target/floor-server"
 FLOOR="$FLOOR_TARGET/release/syncguard-floor-server"
 if [[ $BUILD -eq 1 ]]; then
-  log "building syncguard (release)"
-  (cd "$ROOT" && cargo build --release --locked --bin syncguard -q)
+  if [[ -z $SYNCGUARD_BIN ]]; then
+    log "building syncguard (release)"
+    (cd "$ROOT" && cargo build --release --locked --bin syncguard -q)
+  fi
   log "building the floor server (release)"
   cargo build --release --locked -q --manifest-path "$ROOT/bench/floor-server/Cargo.toml" \
     --target-dir "$FLOOR_TARGET"
@@ -124,6 +135,13 @@ REVIEWS=(
   "$FIX/job-delete.json"
 )
 APP_CONTEXT="$ROOT/examples/seed-incident"
+if [[ -n $APP_OBJECTS ]]; then
+  [[ $APP_OBJECTS =~ ^[0-9]+$ ]] || die "--app-objects wants a number, got $APP_OBJECTS"
+  mkdir -p "$WORK/context"
+  cp "$APP_CONTEXT"/*.yaml "$WORK/context/"
+  python3 "$ROOT/bench/app_gen.py" "$APP_OBJECTS" "$WORK/context/inventory.json" >&2
+  APP_CONTEXT="$WORK/context"
+fi
 LUA="$ROOT/bench/wrk/reviews.lua"
 
 free_port() {
@@ -374,10 +392,10 @@ report() {
   echo
   echo "- machine: $(nproc --all) CPUs, $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo), $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo), Linux $(uname -r)"
   echo "- load average (1/5/15 min) before: $LOAD_BEFORE; after: $LOAD_AFTER"
-  echo "- syncguard $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?'), $(rustc -V 2>/dev/null || echo rustc), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
+  echo "- syncguard ${SYNCGUARD_BIN:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')}, $(rustc -V 2>/dev/null || echo rustc), $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2)"
   echo "- wrk on CPU $CLIENT_CPU, ${WARMUP} s warm-up then ${DURATION} s measured, HTTPS keep-alive (HTTP/1.1, TLS 1.3),"
   echo "  round-robin over: $(for f in "${REVIEWS[@]}"; do printf '%s ' "$(basename "$f" .json)"; done)"
-  echo "- syncguard: built-in rules, --app-context examples/seed-incident, default flags (--log-format json to a file, level ${SYNCGUARD_LOG:-${RUST_LOG:-info}})"
+  echo "- syncguard: built-in rules, --app-context examples/seed-incident${APP_OBJECTS:+ + Application inventory of $((APP_OBJECTS + 2)) objects (bench/app_gen.py)}, default flags (--log-format json to a file, level ${SYNCGUARD_LOG:-${RUST_LOG:-info}})"
   echo
   echo "| target | server CPUs | wrk threads/conns | reviews/s | wrk p50 | wrk p99 | server p50 | server p99 | server mean | evals ≤ 1 ms | peak RSS (VmHWM) | server CPU | listening / ready | errors |"
   echo "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"

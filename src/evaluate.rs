@@ -29,7 +29,7 @@ use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name}
 use crate::model::diff::{self, ApplyMode};
 use crate::model::ownership::{namespace_guests, same_source, shared_claims};
 use crate::model::refs::is_cluster_scoped;
-use crate::model::refs::{Reference, Resolution, produces, resolve_all};
+use crate::model::refs::{OwnedResourceIndex, Reference, Resolution, produces, resolve_all};
 use crate::model::validity::{self, CrdIndex};
 use crate::model::version::{ArgoCdVersion, Behaviour};
 use crate::model::waits::{self, NeedsIndex};
@@ -187,6 +187,9 @@ struct AppView<'a> {
     tracked_image_tags: BTreeMap<String, usize>,
     /// Reverse references, built on first use (see [`AppView::dependents_index`]).
     dependents: OnceLock<HashMap<usize, Vec<(usize, usize)>>>,
+    /// The members indexed for resolving an admitted object's references, built on first use
+    /// (see [`AppView::member_index`]).
+    member_index: OnceLock<OwnedResourceIndex>,
     /// Members that share their identity with another member (`input.collisions`): local index
     /// → the others.
     collisions: HashMap<usize, Vec<usize>>,
@@ -447,6 +450,7 @@ impl<'a> AppView<'a> {
             refs,
             postsync_hooks,
             dependents: OnceLock::new(),
+            member_index: OnceLock::new(),
             collisions,
             crds,
             ownership: HashMap::new(),
@@ -804,6 +808,14 @@ impl<'a> AppView<'a> {
     }
 
     /// target local index → [(dependant local index, reference index)]. Built lazily once.
+    /// The members indexed under the view's destination: what an admitted object's references
+    /// resolve against. Built once per view, so an admission request costs the same whatever
+    /// the size of its Application.
+    fn member_index(&self) -> &OwnedResourceIndex {
+        self.member_index
+            .get_or_init(|| OwnedResourceIndex::build(&self.objects, Some(&self.destination)))
+    }
+
     fn dependents_index(&self) -> &HashMap<usize, Vec<(usize, usize)>> {
         self.dependents.get_or_init(|| {
             let mut map: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();

@@ -360,7 +360,7 @@ impl PreparedSet {
         if !same_place {
             return None;
         }
-        let index = ResourceIndex::build(&view.objects, Some(dest));
+        let index = view.member_index();
         let refs: Vec<_> = references(object)
             .into_iter()
             .map(|r| {
@@ -442,7 +442,7 @@ impl PreparedSet {
         // member has (or, for a name it defines, keys members only produce).
         let slot = view.objects.len();
         let alone = ResourceIndex::build(std::slice::from_ref(object), Some(dest));
-        let index = ResourceIndex::build(&view.objects, Some(dest));
+        let index = view.member_index();
         let refs: Vec<_> = references(object)
             .into_iter()
             .map(|r| {
@@ -536,6 +536,7 @@ impl PreparedSet {
             options,
         );
         view.dependents_index();
+        view.member_index();
         let view = Arc::new(view);
         if views.len() < MAX_CACHED_VIEWS {
             views.insert(key, view.clone());

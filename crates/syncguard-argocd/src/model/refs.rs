@@ -38,7 +38,7 @@ use serde_json::Value;
 
 use super::{Resource, split_api_version};
 
-pub use index::{Resolution, ResourceIndex, dependents, resolve_all};
+pub use index::{OwnedResourceIndex, Resolution, ResourceIndex, dependents, resolve_all};
 pub use scope::{is_builtin_group, is_cluster_scoped};
 
 /// API group of CustomResourceDefinition, the target of every CR → CRD reference.

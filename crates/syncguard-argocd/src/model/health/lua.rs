@@ -24,21 +24,49 @@ pub fn health_check_source(group: &str, kind: &str) -> Option<HealthCheckSource>
     if has_health_check(group, kind) {
         return Some(HealthCheckSource::Builtin);
     }
-    let matches = |entry: &&str| {
-        let Some((g, k)) = entry.rsplit_once('/') else {
-            return false;
-        };
-        // `_` is Argo CD's wildcard (`_.crossplane.io` is the glob `*.crossplane.io`).
-        let group_ok = match g.strip_prefix('_') {
-            Some(suffix) => group.ends_with(suffix),
-            None => g == group,
-        };
-        group_ok && (k == "_" || k == kind)
+    let bundled = BundledIndex::get();
+    let exact = bundled
+        .exact
+        .get(group)
+        .is_some_and(|kinds| kinds.iter().any(|k| *k == "_" || *k == kind));
+    let wildcard = || {
+        bundled
+            .suffixes
+            .iter()
+            .any(|(suffix, k)| group.ends_with(suffix) && (*k == "_" || *k == kind))
     };
-    BUNDLED_LUA_HEALTH
-        .iter()
-        .any(matches)
-        .then_some(HealthCheckSource::BundledLua)
+    (exact || wildcard()).then_some(HealthCheckSource::BundledLua)
+}
+
+/// [`BUNDLED_LUA_HEALTH`] split once per process: exact groups to their kinds, and the
+/// wildcard groups (`_.crossplane.io`) as (suffix, kind). The list is looked up for every
+/// object of every review, so a scan of its 240 entries per call would show.
+struct BundledIndex {
+    exact: std::collections::HashMap<&'static str, Vec<&'static str>>,
+    suffixes: Vec<(&'static str, &'static str)>,
+}
+
+impl BundledIndex {
+    fn get() -> &'static Self {
+        static INDEX: std::sync::OnceLock<BundledIndex> = std::sync::OnceLock::new();
+        INDEX.get_or_init(|| {
+            let mut index = BundledIndex {
+                exact: std::collections::HashMap::new(),
+                suffixes: Vec::new(),
+            };
+            for entry in BUNDLED_LUA_HEALTH {
+                let Some((g, k)) = entry.rsplit_once('/') else {
+                    continue;
+                };
+                // `_` is Argo CD's wildcard (`_.crossplane.io` is the glob `*.crossplane.io`).
+                match g.strip_prefix('_') {
+                    Some(suffix) => index.suffixes.push((suffix, k)),
+                    None => index.exact.entry(g).or_default().push(k),
+                }
+            }
+            index
+        })
+    }
 }
 
 /// `<group>/<kind>` of every bundled Lua health check (see [`health_check_source`]).
@@ -287,6 +315,7 @@ const BUNDLED_LUA_HEALTH: &[&str] = &[
 ];
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod health_check_source_tests {
     use super::*;
 
@@ -316,5 +345,41 @@ mod health_check_source_tests {
         assert_eq!(health_check_source("argoproj.io", "Application"), None);
         assert_eq!(health_check_source("", "ConfigMap"), None);
         assert_eq!(health_check_source("example.com", "Widget"), None);
+    }
+
+    /// The index answers as a scan of the list does, for every listed pair and near misses.
+    #[test]
+    fn the_index_agrees_with_a_scan_of_the_list() {
+        let scan = |group: &str, kind: &str| {
+            BUNDLED_LUA_HEALTH.iter().any(|entry| {
+                let (g, k) = entry.rsplit_once('/').unwrap();
+                let group_ok = match g.strip_prefix('_') {
+                    Some(suffix) => group.ends_with(suffix),
+                    None => g == group,
+                };
+                group_ok && (k == "_" || k == kind)
+            })
+        };
+        let mut probes = 0;
+        for entry in BUNDLED_LUA_HEALTH {
+            let (g, k) = entry.rsplit_once('/').unwrap();
+            let groups = [
+                g.replace('_', "x"),
+                g.trim_start_matches("_.").to_string(),
+                format!("a{g}"),
+                g.to_string(),
+            ];
+            for group in &groups {
+                for kind in [k, "Other", ""] {
+                    if has_health_check(group, kind) {
+                        continue;
+                    }
+                    let indexed = health_check_source(group, kind).is_some();
+                    assert_eq!(indexed, scan(group, kind), "{group}/{kind}");
+                    probes += 1;
+                }
+            }
+        }
+        assert!(probes > 2 * BUNDLED_LUA_HEALTH.len());
     }
 }

@@ -61,6 +61,111 @@ pub struct ResourceIndex<'a> {
     default_namespace: Option<&'a str>,
 }
 
+/// Which table of an index an entry belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Table {
+    Defined,
+    Produced,
+    Crds,
+}
+
+/// The entries of an index over `resources`, in the order they are inserted (the first entry of
+/// a key wins): the one place that decides what is indexed under which key.
+fn entries<'a>(
+    resources: &'a [Resource],
+    default_namespace: Option<&'a str>,
+) -> impl Iterator<Item = (Table, Key<'a>, usize)> + 'a {
+    resources.iter().enumerate().flat_map(move |(i, r)| {
+        let defined = (!r.name.is_empty()).then(|| {
+            let namespace =
+                effective_namespace(default_namespace, &r.group, &r.kind, r.namespace.as_deref());
+            (
+                Table::Defined,
+                (
+                    r.group.as_str(),
+                    r.kind.as_str(),
+                    namespace,
+                    r.name.as_str(),
+                ),
+                i,
+            )
+        });
+        let produced = produced_target(r).map(|p| {
+            let namespace =
+                effective_namespace(default_namespace, p.group, p.kind, r.namespace.as_deref());
+            (Table::Produced, (p.group, p.kind, namespace, p.name), i)
+        });
+        let crd = if (r.group.as_str(), r.kind.as_str()) == (CRD_GROUP, "CustomResourceDefinition")
+        {
+            let spec = r.raw.get("spec");
+            let group = spec.and_then(|s| s.get("group")).and_then(|g| g.as_str());
+            let kind = spec
+                .and_then(|s| s.get("names"))
+                .and_then(|n| n.get("kind"))
+                .and_then(|k| k.as_str());
+            group
+                .zip(kind)
+                .map(|(group, kind)| (Table::Crds, (group, kind, None, ""), i))
+        } else {
+            None
+        };
+        [defined, produced, crd].into_iter().flatten()
+    })
+}
+
+/// Where `reference` comes from, given a lookup of a key in a table: the one place that decides
+/// how a reference is resolved, for both index types.
+fn resolve_with(
+    reference: &Reference,
+    default_namespace: Option<&str>,
+    lookup: impl Fn(Table, Key<'_>) -> Option<usize>,
+) -> Resolution {
+    if is_builtin(reference) {
+        return Resolution::Builtin;
+    }
+    if let Some(defines) = &reference.defines {
+        let key = (defines.group.as_str(), defines.kind.as_str(), None, "");
+        return match lookup(Table::Crds, key) {
+            Some(index) => Resolution::InSet { index },
+            None => Resolution::Missing,
+        };
+    }
+    let namespace = effective_namespace(
+        default_namespace,
+        &reference.group,
+        &reference.kind,
+        reference.namespace.as_deref(),
+    );
+    let key = (
+        reference.group.as_str(),
+        reference.kind.as_str(),
+        namespace,
+        reference.name.as_str(),
+    );
+    if let Some(index) = lookup(Table::Defined, key) {
+        Resolution::InSet { index }
+    } else if let Some(index) = lookup(Table::Produced, key) {
+        Resolution::ProducedBy { index }
+    } else {
+        Resolution::Missing
+    }
+}
+
+/// The namespace an object or reference lives in: none for cluster-scoped built-in kinds,
+/// else the explicit one, else the default.
+fn effective_namespace<'b>(
+    default_namespace: Option<&'b str>,
+    group: &str,
+    kind: &str,
+    namespace: Option<&'b str>,
+) -> Option<&'b str> {
+    if is_cluster_scoped(group, kind) {
+        None
+    } else {
+        namespace.or(default_namespace)
+    }
+}
+
 impl<'a> ResourceIndex<'a> {
     /// Indexes `resources`. Namespaced objects without `metadata.namespace` are indexed under
     /// `default_namespace` (Argo CD's destination namespace), as are references from them, so
@@ -76,87 +181,66 @@ impl<'a> ResourceIndex<'a> {
             crds: HashMap::new(),
             default_namespace,
         };
-        for (i, r) in resources.iter().enumerate() {
-            let namespace = index.effective_namespace(&r.group, &r.kind, r.namespace.as_deref());
-            if !r.name.is_empty() {
-                index
-                    .defined
-                    .entry((&r.group, &r.kind, namespace, &r.name))
-                    .or_insert(i);
-            }
-            if let Some(p) = produced_target(r) {
-                let namespace = index.effective_namespace(p.group, p.kind, r.namespace.as_deref());
-                index
-                    .produced
-                    .entry((p.group, p.kind, namespace, p.name))
-                    .or_insert(i);
-            }
-            if (r.group.as_str(), r.kind.as_str()) == (CRD_GROUP, "CustomResourceDefinition") {
-                let spec = r.raw.get("spec");
-                let group = spec.and_then(|s| s.get("group")).and_then(|g| g.as_str());
-                let kind = spec
-                    .and_then(|s| s.get("names"))
-                    .and_then(|n| n.get("kind"))
-                    .and_then(|k| k.as_str());
-                if let (Some(group), Some(kind)) = (group, kind) {
-                    index.crds.entry((group, kind)).or_insert(i);
-                }
-            }
+        for (table, key, i) in entries(resources, default_namespace) {
+            match table {
+                Table::Defined => index.defined.entry(key).or_insert(i),
+                Table::Produced => index.produced.entry(key).or_insert(i),
+                Table::Crds => index.crds.entry((key.0, key.1)).or_insert(i),
+            };
         }
         index
     }
 
     /// Where the object `reference` points at comes from. Constant time.
     pub fn resolve(&self, reference: &Reference) -> Resolution {
-        if is_builtin(reference) {
-            return Resolution::Builtin;
+        resolve_with(reference, self.default_namespace, |table, key| {
+            match table {
+                Table::Defined => self.defined.get(&key),
+                Table::Produced => self.produced.get(&key),
+                Table::Crds => self.crds.get(&(key.0, key.1)),
+            }
+            .copied()
+        })
+    }
+}
+
+/// [`ResourceIndex`] that owns its keys, so it can be kept next to the objects it indexes (an
+/// admission context builds it once per Application, not once per request). Same entries and
+/// answers; a lookup costs one small allocation for the key.
+#[derive(Debug, Default)]
+pub struct OwnedResourceIndex {
+    entries: HashMap<(Table, String), usize>,
+    default_namespace: Option<String>,
+}
+
+impl OwnedResourceIndex {
+    /// [`ResourceIndex::build`], owning its keys.
+    pub fn build(resources: &[Resource], default_namespace: Option<&str>) -> Self {
+        let mut index = Self {
+            entries: HashMap::with_capacity(resources.len()),
+            default_namespace: default_namespace.map(str::to_string),
+        };
+        for (table, key, i) in entries(resources, default_namespace) {
+            index.entries.entry((table, owned_key(key))).or_insert(i);
         }
-        if let Some(defines) = &reference.defines {
-            return match self
-                .crds
-                .get(&(defines.group.as_str(), defines.kind.as_str()))
-            {
-                Some(&index) => Resolution::InSet { index },
-                None => Resolution::Missing,
-            };
-        }
-        let namespace = self.effective_namespace(
-            &reference.group,
-            &reference.kind,
-            reference.namespace.as_deref(),
-        );
-        let key = (
-            reference.group.as_str(),
-            reference.kind.as_str(),
-            namespace,
-            reference.name.as_str(),
-        );
-        if let Some(&index) = self.defined.get(&key) {
-            Resolution::InSet { index }
-        } else if let Some(&index) = self.produced.get(&key) {
-            Resolution::ProducedBy { index }
-        } else {
-            Resolution::Missing
-        }
+        index
     }
 
-    /// The namespace an object or reference lives in: none for cluster-scoped built-in kinds,
-    /// else the explicit one, else the default.
-    fn effective_namespace<'b>(
-        &self,
-        group: &str,
-        kind: &str,
-        namespace: Option<&'b str>,
-    ) -> Option<&'b str>
-    where
-        'a: 'b,
-    {
-        if is_cluster_scoped(group, kind) {
-            None
-        } else {
-            namespace.or(self.default_namespace)
-        }
+    /// [`ResourceIndex::resolve`].
+    pub fn resolve(&self, reference: &Reference) -> Resolution {
+        resolve_with(
+            reference,
+            self.default_namespace.as_deref(),
+            |table, key| self.entries.get(&(table, owned_key(key))).copied(),
+        )
     }
+}
+
+/// One string for a key: its parts joined by a byte no Kubernetes name, kind or group holds,
+/// and a marker telling "no namespace" from an empty one.
+fn owned_key((group, kind, namespace, name): Key<'_>) -> String {
+    let namespace = namespace.map_or_else(|| "\u{1}".to_string(), |n| format!("\u{2}{n}"));
+    format!("{group}\u{0}{kind}\u{0}{namespace}\u{0}{name}")
 }
 
 /// Objects that exist in every cluster, whatever the set contains.
