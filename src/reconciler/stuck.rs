@@ -66,7 +66,8 @@ pub struct LiveFacts {
     pub job: Option<Job>,
     /// The Job's pods, or the blocking Pod itself.
     pub pods: Vec<Pod>,
-    /// Events about the newest pod (FailedMount, FailedScheduling, Failed, BackOff...).
+    /// Events about the newest pod (FailedMount, FailedScheduling, Failed, BackOff...), or
+    /// about the Job when it has no pod (FailedCreate).
     pub events: Vec<Event>,
     /// The Job was looked up (so `job: None` means it is gone, not unknown).
     pub job_checked: bool,
@@ -176,7 +177,8 @@ fn resource_of<'a>(
 
 /// Fetches the blocking object's live facts: for a Job, the Job (`GET`), its pods (`LIST` by
 /// the `batch.kubernetes.io/controller-uid` label the Job controller sets, or by job name when
-/// the Job is gone) and the events of the newest pod (`LIST` by `involvedObject`); for a Pod,
+/// the Job is gone) and the events of the newest pod (`LIST` by `involvedObject`), or of the
+/// Job when it has no pod; for a Pod,
 /// the Pod and its events. Other kinds need nothing (the diagnosis still names them).
 ///
 /// Fills `facts` as it goes, so that when a call fails (e.g. pods are forbidden in that
@@ -219,6 +221,20 @@ pub async fn fetch_facts(
             .collect();
         facts.pods_checked = true;
     }
+    // A Job without a pod: the Job controller says why it could not create one (a missing
+    // ServiceAccount makes the API server refuse every pod) in the Job's events.
+    if facts.pods_checked
+        && facts.pods.is_empty()
+        && let Some(uid) = facts.job.as_ref().and_then(|j| j.metadata.uid.as_deref())
+    {
+        let events: Api<Event> = Api::namespaced(client.clone(), ns);
+        budget.acquire().await;
+        facts.events = events
+            .list(&ListParams::default().fields(&format!("involvedObject.uid={uid}")))
+            .await
+            .map_err(|e| Error::kube(format!("list events of job {ns}/{}", blocker.name), e))?
+            .items;
+    }
     if let Some(pod) = newest(&facts.pods) {
         let name = pod.metadata.name.as_deref().unwrap_or_default();
         let selector = match pod.metadata.uid.as_deref() {
@@ -249,14 +265,15 @@ fn newest(pods: &[Pod]) -> Option<&Pod> {
 /// An object a pod needs and cannot find (`secret "db-creds" not found`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MissingRef {
-    /// `Secret` or `ConfigMap`.
+    /// `Secret`, `ConfigMap` or `ServiceAccount`.
     pub kind: &'static str,
     /// Its name.
     pub name: String,
 }
 
 /// Finds `secret "x" not found` / `configmap "x" not found` (also the plural forms the API
-/// server uses in some messages) in a kubelet message.
+/// server uses in some messages) in a kubelet message, and `serviceaccount "x" not found` in
+/// the Job controller's message when the API server refuses the hook's pod.
 pub fn missing_ref(message: &str) -> Option<MissingRef> {
     let lower = message.to_ascii_lowercase();
     for (needle, kind) in [
@@ -264,6 +281,8 @@ pub fn missing_ref(message: &str) -> Option<MissingRef> {
         ("secret \"", "Secret"),
         ("configmaps \"", "ConfigMap"),
         ("configmap \"", "ConfigMap"),
+        ("serviceaccounts \"", "ServiceAccount"),
+        ("serviceaccount \"", "ServiceAccount"),
     ] {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(needle) {
@@ -660,6 +679,35 @@ impl StallCause {
     }
 }
 
+/// The state of a hook Job that has no pod because the API server refuses to create one: the
+/// Job controller's newest `FailedCreate` event naming a missing object (a ServiceAccount; the
+/// pod is refused before it exists, so no kubelet ever reports it). `None` for anything else:
+/// a Job without pods may simply not have been handled by its controller yet.
+fn refused_pods(facts: &LiveFacts) -> Option<PodState> {
+    if !facts.pods_checked || !facts.pods.is_empty() {
+        return None;
+    }
+    let job = facts.job.as_ref()?;
+    let event = facts
+        .events
+        .iter()
+        .filter(|e| e.reason.as_deref() == Some(FAILED_CREATE))
+        .filter_map(|e| e.message.as_deref().map(|note| (e, note)))
+        .filter_map(|(e, note)| missing_ref(note).map(|m| (e, note, m)))
+        .max_by_key(|(e, _, _)| event_time(e));
+    let (_, note, missing) = event?;
+    Some(PodState {
+        name: job.metadata.name.clone().unwrap_or_default(),
+        state: FAILED_CREATE.to_string(),
+        cause: Some(note.to_string()),
+        missing: Some(missing),
+        container: None,
+    })
+}
+
+/// The Job controller's event reason when the API server refuses a pod of the Job.
+const FAILED_CREATE: &str = "FailedCreate";
+
 /// Whether the blocking step certainly cannot make progress: `Ok(stall)` when it cannot,
 /// `Err(why not)` when it may still (the reason is logged and shown in dry runs).
 pub fn certain_stall(
@@ -689,16 +737,23 @@ pub fn certain_stall(
             return Err("the hook Job has finished; Argo CD will see it".into());
         }
     }
-    let Some(pod) = newest(&facts.pods) else {
-        return Err("the hook has no pod whose state could be judged".into());
+    let state = match newest(&facts.pods) {
+        Some(pod) => pod_state(pod, &facts.events),
+        None => match refused_pods(facts) {
+            Some(state) => state,
+            None => return Err("the hook has no pod whose state could be judged".into()),
+        },
     };
-    let state = pod_state(pod, &facts.events);
     let hook_type = blocker.hook_type.as_deref().unwrap_or("hook");
     let hook = format!(
         "{hook_type} {} {}/{}",
         blocker.kind, blocker.namespace, blocker.name
     );
-    let mut detail = format!("its pod {} is in {}", state.name, state.state);
+    let mut detail = if state.state == FAILED_CREATE {
+        "its Job cannot create a pod".to_string()
+    } else {
+        format!("its pod {} is in {}", state.name, state.state)
+    };
     if let Some(cause) = &state.cause {
         detail.push_str(&format!(": {}", cause.trim_end_matches('.')));
     }
@@ -1370,8 +1425,82 @@ pub(crate) mod tests {
         assert_ne!(a.fingerprint, other.fingerprint);
     }
 
+    /// The Job controller's message when the API server refuses a pod whose ServiceAccount
+    /// does not exist (kube-controller-manager's job controller, FailedCreate).
+    const NO_SERVICE_ACCOUNT: &str = "Error creating: pods \"svc-foo-migration-\" is forbidden: \
+        error looking up service account app-foo/migrator: serviceaccount \"migrator\" not found";
+
+    /// The seed hook's Job with no pod and these events about the Job.
+    fn podless_facts(events: Vec<Event>) -> LiveFacts {
+        LiveFacts {
+            job: Some(job("app-foo", "svc-foo-migration", "2026-11-30T02:00:00Z")),
+            pods: vec![],
+            events,
+            job_checked: true,
+            pods_checked: true,
+        }
+    }
+
+    #[test]
+    fn a_hook_job_refused_pods_for_a_missing_service_account_is_a_certain_stall() {
+        let refused = event("FailedCreate", NO_SERVICE_ACCOUNT);
+        // Nothing in the Application creates the ServiceAccount.
+        let app = seed_app();
+        let b = blocker(&app).unwrap();
+        let stall = certain_stall(&app, Some(&b), &podless_facts(vec![refused.clone()])).unwrap();
+        assert_eq!(stall.cause, StallCause::MissingRef);
+        assert!(
+            stall
+                .detail
+                .starts_with("its Job cannot create a pod: Error creating")
+                && stall
+                    .detail
+                    .contains("no object of this Application creates the ServiceAccount"),
+            "{}",
+            stall.detail
+        );
+        assert!(
+            stall.fingerprint.ends_with("|FailedCreate|migrator"),
+            "{}",
+            stall.fingerprint
+        );
+        // The ServiceAccount is applied in the Sync phase, after this PreSync hook.
+        let later = AppBuilder::new("svc-foo")
+            .destination("app-foo")
+            .running_since("2026-11-30T02:00:00Z")
+            .running_hook("PreSync", "batch", "Job", "svc-foo-migration")
+            .resource("", "ServiceAccount", "migrator", 0, false)
+            .resource("batch", "Job", "svc-foo-migration", 5, true)
+            .live();
+        let b = blocker(&later).unwrap();
+        let stall = certain_stall(&later, Some(&b), &podless_facts(vec![refused.clone()])).unwrap();
+        assert_eq!(stall.cause, StallCause::OrderingDeadlock);
+        // Not certain: no event yet (the Job controller may not have run), a refusal for
+        // another reason (a quota that may free up), or pods not listed.
+        let app = seed_app();
+        let b = blocker(&app).unwrap();
+        assert!(certain_stall(&app, Some(&b), &podless_facts(vec![])).is_err());
+        let quota = event(
+            "FailedCreate",
+            "Error creating: pods \"x\" is forbidden: exceeded quota: compute, requested: cpu=2",
+        );
+        assert!(certain_stall(&app, Some(&b), &podless_facts(vec![quota])).is_err());
+        let unlisted = LiveFacts {
+            pods_checked: false,
+            ..podless_facts(vec![refused])
+        };
+        assert!(certain_stall(&app, Some(&b), &unlisted).is_err());
+    }
+
     #[test]
     fn missing_secrets_and_configmaps_are_found_in_kubelet_messages() {
+        assert_eq!(
+            missing_ref(NO_SERVICE_ACCOUNT),
+            Some(MissingRef {
+                kind: "ServiceAccount",
+                name: "migrator".into()
+            })
+        );
         assert_eq!(
             missing_ref(
                 "MountVolume.SetUp failed for volume \"x\" : secret \"db-creds\" not found"
