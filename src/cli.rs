@@ -95,6 +95,27 @@ pub enum Command {
     ///   syncguard inputs examples/seed-incident | jq '.[0].refs'
     Inputs(InputsArgs),
 
+    /// Render Argo CD Applications from the local checkout, as Argo CD's repo-server does.
+    ///
+    /// Reads the Application manifests in PATH, renders every source whose repository is the
+    /// git checkout of the working directory (any of its remotes) or one mapped with --repo,
+    /// writes the tracking id Argo CD writes on each object, and prints the objects as a YAML
+    /// stream, each with a comment naming its Application and file:line. Sources of other
+    /// repositories are skipped with a line on stderr. Rendered today: directory sources
+    /// (recurse, include, exclude, the skip marker); a Helm or Kustomize source is named and
+    /// reported as not rendered yet, a config management plugin as not renderable outside
+    /// Argo CD.
+    ///
+    /// Exit codes: 0 every Application rendered, 2 an input or an Application could not be
+    /// rendered (every other Application is still rendered and printed).
+    ///
+    /// Examples:
+    ///
+    ///   syncguard render apps/ | syncguard check -
+    ///
+    ///   syncguard render apps/web.yaml --repo https://github.com/org/config=../config
+    Render(RenderArgs),
+
     /// Render several times and report every field that differs between renders (SG302).
     ///
     /// Values that change on every render (random passwords, generated certificates, `now`
@@ -920,6 +941,24 @@ impl InputArgs {
     pub fn input_labels(&self) -> Vec<String> {
         self.paths.iter().map(|p| p.display().to_string()).collect()
     }
+}
+
+/// `syncguard render`.
+#[derive(Debug, Args)]
+pub struct RenderArgs {
+    /// Files or directories holding Application manifests (other objects are ignored).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+
+    /// A repository that sources point at, checked out at DIR (`URL=DIR`, repeatable). The git
+    /// checkout of the working directory is always known under the URLs of its remotes.
+    #[arg(long = "repo", value_name = "URL=DIR")]
+    pub repos: Vec<String>,
+
+    /// The namespace Argo CD runs in: Applications in other namespaces are named
+    /// `<namespace>_<name>` in tracking ids, as Argo CD names them.
+    #[arg(long, value_name = "NAMESPACE", default_value = "argocd")]
+    pub control_plane_namespace: String,
 }
 
 /// `syncguard plan`.

@@ -41,4 +41,5 @@ pub mod output;
 pub use syncguard_argocd::plan;
 pub mod policy;
 pub mod reconciler;
+pub mod render;
 pub mod webhook;

@@ -7,6 +7,7 @@ pub mod determinism;
 pub mod inputs;
 pub mod plan;
 pub mod reconcile;
+pub mod render;
 pub mod serve;
 pub mod test;
 

@@ -1,0 +1,115 @@
+//! `syncguard render`: Applications rendered from the local checkout, as a manifest stream.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::cli::RenderArgs;
+use crate::manifest::load_paths;
+use crate::render::{RenderOptions, Repos, render_all};
+
+use super::Outcome;
+
+/// Renders every Application of the input and writes the objects as a YAML stream (each
+/// document is JSON, which is YAML, preceded by a comment naming its Application and file).
+/// A line per Application goes to stderr; any error makes the exit code 2, after every other
+/// Application has been rendered and written.
+pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let loaded = load_paths(&args.paths);
+    let mut failed = !loaded.errors.is_empty();
+    for e in &loaded.errors {
+        eprintln!("syncguard: {e}");
+    }
+    let repos = match repos(&args.repos) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("syncguard: {e}");
+            return Ok(Outcome::InputErrors);
+        }
+    };
+    let options = RenderOptions {
+        control_plane_namespace: args.control_plane_namespace.clone(),
+    };
+    let rendered = render_all(&loaded.resources, &repos, &options);
+    if rendered.is_empty() {
+        eprintln!("syncguard: no Argo CD Application in the input");
+        return Ok(Outcome::InputErrors);
+    }
+    for app in &rendered {
+        let from = app.origin.as_deref().unwrap_or("?");
+        for r in &app.resources {
+            let file = r
+                .origin
+                .as_ref()
+                .map(|o| format!("{}:{}", o.file, o.start.line))
+                .unwrap_or_default();
+            writeln!(out, "---\n# Application {} ({from}): {file}", app.app)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&r.raw)?)?;
+        }
+        eprintln!(
+            "syncguard: Application {} ({from}): {} object(s)",
+            app.app,
+            app.resources.len()
+        );
+        for s in &app.skipped {
+            eprintln!("syncguard:   skipped {s}");
+        }
+        for e in &app.errors {
+            eprintln!("syncguard:   error: {e}");
+        }
+        failed |= !app.errors.is_empty();
+    }
+    Ok(if failed {
+        Outcome::InputErrors
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// `--repo URL=DIR` mappings, then the git checkout of the working directory under every URL
+/// its remotes name (when git is there and this is a checkout).
+fn repos(mappings: &[String]) -> Result<Repos, String> {
+    let mut repos = Repos::default();
+    for m in mappings {
+        let Some((url, dir)) = m.split_once('=') else {
+            return Err(format!("--repo wants URL=DIR, got {m:?}"));
+        };
+        let dir = PathBuf::from(dir);
+        if !dir.is_dir() {
+            return Err(format!(
+                "--repo {url}: {} is not a directory",
+                dir.display()
+            ));
+        }
+        repos.add(url, dir);
+    }
+    if let Some((root, urls)) = local_checkout(Path::new(".")) {
+        for url in urls {
+            repos.add(&url, root.clone());
+        }
+    }
+    Ok(repos)
+}
+
+/// The top of the git checkout holding `dir`, and the fetch URLs of its remotes.
+fn local_checkout(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
+    let git = |args: &[&str]| -> Option<String> {
+        let out = std::process::Command::new("git")
+            .arg("-C")
+            .arg(dir)
+            .args(args)
+            .output()
+            .ok()?;
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let root = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?.trim());
+    let remotes = git(&["remote", "-v"]).unwrap_or_default();
+    let mut urls: Vec<String> = remotes
+        .lines()
+        .filter(|l| l.ends_with("(fetch)"))
+        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
+        .collect();
+    urls.dedup();
+    Some((root, urls))
+}

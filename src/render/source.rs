@@ -1,0 +1,260 @@
+//! What an Application asks Argo CD's repo-server to render: its sources, read from the
+//! Application object as the controller reads them (Argo CD 3.6.1,
+//! `pkg/apis/application/v1alpha1/types.go`).
+
+use serde_json::Value;
+
+use crate::model::Resource;
+
+/// One Application, as far as rendering is concerned.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppSpec {
+    /// `metadata.name`.
+    pub name: String,
+    /// `metadata.namespace` (empty when unset: the control-plane namespace).
+    pub namespace: String,
+    /// `spec.project`.
+    pub project: String,
+    /// `spec.destination.namespace` (empty when unset).
+    pub destination_namespace: String,
+    /// The sources in order: `spec.sources` when it is non-empty, else `spec.source`.
+    pub sources: Vec<Source>,
+    /// `spec.sources` was used (a multi-source Application).
+    pub multi_source: bool,
+}
+
+/// One source of an Application.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// `repoURL` as written.
+    pub repo_url: String,
+    /// `path` (empty when unset).
+    pub path: String,
+    /// `targetRevision` (empty when unset).
+    pub target_revision: String,
+    /// `chart`: a Helm chart from a Helm repository (not rendered from a checkout).
+    pub chart: String,
+    /// `ref`: the name `$<ref>` other sources use for this source's files.
+    pub ref_name: String,
+    /// The source-type blocks written on the source.
+    pub blocks: Blocks,
+}
+
+/// The type blocks of a source, as written (an empty block still names its type).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Blocks {
+    /// `directory`.
+    pub directory: Option<Directory>,
+    /// `helm`, kept as written.
+    pub helm: Option<Value>,
+    /// `kustomize`, kept as written.
+    pub kustomize: Option<Value>,
+    /// `plugin`, kept as written.
+    pub plugin: Option<Value>,
+}
+
+/// The `directory` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Directory {
+    /// `recurse`: also read subdirectories.
+    pub recurse: bool,
+    /// `include`: a glob the file's path (relative to the source's directory) must match.
+    pub include: String,
+    /// `exclude`: a glob of files to leave out.
+    pub exclude: String,
+    /// `jsonnet` is set (Jsonnet options; syncguard does not evaluate Jsonnet).
+    pub jsonnet: bool,
+}
+
+impl AppSpec {
+    /// Reads an Application; `None` for any other kind.
+    pub fn from_resource(r: &Resource) -> Option<Self> {
+        if r.group != "argoproj.io" || r.kind != "Application" {
+            return None;
+        }
+        let raw = &r.raw;
+        let text = |pointer: &str| {
+            raw.pointer(pointer)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let many: Vec<Source> = raw
+            .pointer("/spec/sources")
+            .and_then(Value::as_array)
+            .map(|items| items.iter().map(Source::from_value).collect())
+            .unwrap_or_default();
+        let multi_source = !many.is_empty();
+        let sources = if multi_source {
+            many
+        } else {
+            raw.pointer("/spec/source")
+                .filter(|v| v.is_object())
+                .map(Source::from_value)
+                .into_iter()
+                .collect()
+        };
+        Some(Self {
+            name: r.name.clone(),
+            namespace: r.namespace.clone().unwrap_or_default(),
+            project: text("/spec/project"),
+            destination_namespace: text("/spec/destination/namespace"),
+            sources,
+            multi_source,
+        })
+    }
+
+    /// Argo CD's instance name (`InstanceName`): the name, prefixed with `<namespace>_` when the
+    /// Application lives outside the control-plane namespace. It names the app in tracking ids
+    /// and in `ARGOCD_APP_NAME`.
+    pub fn instance_name(&self, control_plane_namespace: &str) -> String {
+        if self.namespace.is_empty() || self.namespace == control_plane_namespace {
+            self.name.clone()
+        } else {
+            format!("{}_{}", self.namespace, self.name)
+        }
+    }
+}
+
+impl Source {
+    fn from_value(v: &Value) -> Self {
+        let text = |key: &str| {
+            v.get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
+        let block = |key: &str| v.get(key).filter(|b| !b.is_null()).cloned();
+        let directory = block("directory").map(|d| Directory {
+            recurse: d.get("recurse").and_then(Value::as_bool).unwrap_or(false),
+            include: d
+                .get("include")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            exclude: d
+                .get("exclude")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+            jsonnet: d.get("jsonnet").is_some_and(|j| !j.is_null()),
+        });
+        Self {
+            repo_url: text("repoURL"),
+            path: text("path"),
+            target_revision: text("targetRevision"),
+            chart: text("chart"),
+            ref_name: text("ref"),
+            blocks: Blocks {
+                directory,
+                helm: block("helm"),
+                kustomize: block("kustomize"),
+                plugin: block("plugin"),
+            },
+        }
+    }
+
+    /// The source's type when its blocks decide it (`GetAppSourceType`'s explicit step): `Err`
+    /// when more than one block is written, `Ok(None)` when none is (then the files decide).
+    pub fn explicit_type(&self) -> Result<Option<SourceType>, String> {
+        let written: Vec<SourceType> = [
+            (self.blocks.kustomize.is_some(), SourceType::Kustomize),
+            (self.blocks.helm.is_some(), SourceType::Helm),
+            (self.blocks.directory.is_some(), SourceType::Directory),
+            (self.blocks.plugin.is_some(), SourceType::Plugin),
+        ]
+        .into_iter()
+        .filter_map(|(set, t)| set.then_some(t))
+        .collect();
+        match written.as_slice() {
+            [] => Ok(None),
+            [one] => Ok(Some(*one)),
+            many => Err(format!(
+                "multiple application sources defined: {}",
+                many.iter()
+                    .map(|t| t.as_str())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )),
+        }
+    }
+}
+
+/// How a source is rendered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SourceType {
+    /// Plain YAML/JSON files (and Jsonnet, which syncguard does not evaluate).
+    Directory,
+    /// `helm template`.
+    Helm,
+    /// `kustomize build`.
+    Kustomize,
+    /// A config management plugin (cannot be rendered outside Argo CD).
+    Plugin,
+}
+
+impl SourceType {
+    /// The name Argo CD uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SourceType::Directory => "Directory",
+            SourceType::Helm => "Helm",
+            SourceType::Kustomize => "Kustomize",
+            SourceType::Plugin => "Plugin",
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::manifest::load_str;
+
+    fn app(yaml: &str) -> AppSpec {
+        let loaded = load_str("app.yaml", yaml);
+        assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+        AppSpec::from_resource(&loaded.resources[0]).unwrap()
+    }
+
+    #[test]
+    fn sources_win_over_source_and_blocks_name_the_type() {
+        let a = app(r#"apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata: {name: web, namespace: team}
+spec:
+  project: p
+  destination: {namespace: shop}
+  source: {repoURL: 'https://x/ignored.git', path: ignored}
+  sources:
+  - {repoURL: 'https://x/repo.git', path: apps/web, directory: {recurse: true, exclude: '*.json'}}
+  - {repoURL: 'https://x/values.git', ref: values}
+"#);
+        assert!(a.multi_source);
+        assert_eq!(a.sources.len(), 2);
+        assert_eq!(a.sources[0].path, "apps/web");
+        let d = a.sources[0].blocks.directory.clone().unwrap();
+        assert!(d.recurse);
+        assert_eq!(d.exclude, "*.json");
+        assert_eq!(
+            a.sources[0].explicit_type(),
+            Ok(Some(SourceType::Directory))
+        );
+        assert_eq!(a.sources[1].ref_name, "values");
+        assert_eq!(a.sources[1].explicit_type(), Ok(None));
+        assert_eq!(a.instance_name("argocd"), "team_web");
+        assert_eq!(a.destination_namespace, "shop");
+    }
+
+    #[test]
+    fn two_blocks_are_refused_as_argo_cd_refuses_them() {
+        let a = app("apiVersion: argoproj.io/v1alpha1\nkind: Application\n\
+             metadata: {name: web, namespace: argocd}\n\
+             spec:\n  source: {repoURL: r, path: p, helm: {}, kustomize: {}}\n");
+        assert_eq!(a.instance_name("argocd"), "web");
+        assert_eq!(
+            a.sources[0].explicit_type(),
+            Err("multiple application sources defined: Kustomize,Helm".into())
+        );
+    }
+}
