@@ -160,7 +160,7 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
             Ok(objects) => out.resources.extend(
                 objects
                     .into_iter()
-                    .map(|o| tracking::track(o, &app, &spec.destination_namespace)),
+                    .map(|o| tracking::track(o, &app, &spec.app.destination_namespace)),
             ),
             Err(e) => out.errors.push(format!("{which}: {e}")),
         }

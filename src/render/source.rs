@@ -5,18 +5,15 @@
 use serde_json::Value;
 
 use crate::model::Resource;
+use crate::model::app::Application;
 
 /// One Application, as far as rendering is concerned.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AppSpec {
-    /// `metadata.name`.
-    pub name: String,
+    /// What the rest of syncguard reads of it (name, project, destination...).
+    pub app: Application,
     /// `metadata.namespace` (empty when unset: the control-plane namespace).
     pub namespace: String,
-    /// `spec.project`.
-    pub project: String,
-    /// `spec.destination.namespace` (empty when unset).
-    pub destination_namespace: String,
     /// The sources in order: `spec.sources` when it is non-empty, else `spec.source`.
     pub sources: Vec<Source>,
     /// `spec.sources` was used (a multi-source Application).
@@ -69,16 +66,8 @@ pub struct Directory {
 impl AppSpec {
     /// Reads an Application; `None` for any other kind.
     pub fn from_resource(r: &Resource) -> Option<Self> {
-        if r.group != "argoproj.io" || r.kind != "Application" {
-            return None;
-        }
+        let app = Application::from_resource(r)?;
         let raw = &r.raw;
-        let text = |pointer: &str| {
-            raw.pointer(pointer)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
         let many: Vec<Source> = raw
             .pointer("/spec/sources")
             .and_then(Value::as_array)
@@ -95,10 +84,8 @@ impl AppSpec {
                 .collect()
         };
         Some(Self {
-            name: r.name.clone(),
+            app,
             namespace: r.namespace.clone().unwrap_or_default(),
-            project: text("/spec/project"),
-            destination_namespace: text("/spec/destination/namespace"),
             sources,
             multi_source,
         })
@@ -109,9 +96,9 @@ impl AppSpec {
     /// and in `ARGOCD_APP_NAME`.
     pub fn instance_name(&self, control_plane_namespace: &str) -> String {
         if self.namespace.is_empty() || self.namespace == control_plane_namespace {
-            self.name.clone()
+            self.app.name.clone()
         } else {
-            format!("{}_{}", self.namespace, self.name)
+            format!("{}_{}", self.namespace, self.app.name)
         }
     }
 }
@@ -243,7 +230,8 @@ spec:
         assert_eq!(a.sources[1].ref_name, "values");
         assert_eq!(a.sources[1].explicit_type(), Ok(None));
         assert_eq!(a.instance_name("argocd"), "team_web");
-        assert_eq!(a.destination_namespace, "shop");
+        assert_eq!(a.app.destination_namespace, "shop");
+        assert_eq!(a.app.project, "p");
     }
 
     #[test]

@@ -23,8 +23,7 @@ pub fn track(r: Resource, app: &str, destination_namespace: &str) -> Resource {
         .clone()
         .unwrap_or_else(|| destination_namespace.to_string());
     let id = format!("{app}:{}/{}:{namespace}/{}", r.group, r.kind, r.name);
-    let Resource { raw, origin, .. } = r.clone();
-    let mut raw = raw;
+    let mut raw = r.raw.clone();
     if let Some(metadata) = raw.get_mut("metadata").and_then(Value::as_object_mut) {
         let annotations = metadata
             .entry("annotations")
@@ -37,7 +36,7 @@ pub fn track(r: Resource, app: &str, destination_namespace: &str) -> Resource {
             a.remove(INSTALLATION_ID);
         }
     }
-    Resource::from_value(raw, origin).unwrap_or(r)
+    Resource::from_value(raw, r.origin.clone()).unwrap_or(r)
 }
 
 #[cfg(test)]
