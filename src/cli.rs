@@ -959,6 +959,54 @@ pub struct RenderArgs {
     /// `<namespace>_<name>` in tracking ids, as Argo CD names them.
     #[arg(long, value_name = "NAMESPACE", default_value = "argocd")]
     pub control_plane_namespace: String,
+
+    /// The helm binary Helm sources are rendered with (Argo CD 3.6 bundles Helm 4.3.1).
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "helm",
+        env = "SYNCGUARD_HELM"
+    )]
+    pub helm: String,
+
+    /// The kustomize binary Kustomize sources are built with (Argo CD 3.6 bundles 5.8.3).
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "kustomize",
+        env = "SYNCGUARD_KUSTOMIZE"
+    )]
+    pub kustomize: String,
+
+    /// A kustomize registered under a version name, for sources that set `kustomize.version`
+    /// (argocd-cm `kustomize.path.NAME`; repeatable).
+    #[arg(long = "kustomize-version", value_name = "NAME=PATH")]
+    pub kustomize_versions: Vec<String>,
+
+    /// Options added to every `kustomize build` (argocd-cm `kustomize.buildOptions`, for
+    /// example `--enable-helm --load-restrictor LoadRestrictionsNone`).
+    #[arg(
+        long,
+        value_name = "OPTIONS",
+        default_value = "",
+        allow_hyphen_values = true
+    )]
+    pub kustomize_build_options: String,
+
+    /// The destination cluster's version, passed as Argo CD passes it (`--kube-version` of
+    /// `helm template`, `--helm-kube-version` of kustomize with --enable-helm), e.g. v1.34.1.
+    /// Without it helm uses its built-in default.
+    #[arg(long, value_name = "VERSION", default_value = "")]
+    pub kube_version: String,
+
+    /// The destination cluster's API versions (`.Capabilities.APIVersions`): `group/version`
+    /// and `group/version/Kind` entries, comma-separated or repeated.
+    #[arg(long = "api-versions", value_name = "LIST")]
+    pub api_versions: Vec<String>,
+
+    /// How long one helm or kustomize run may take.
+    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub timeout: std::time::Duration,
 }
 
 /// `syncguard plan`.

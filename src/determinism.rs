@@ -44,7 +44,6 @@
 
 mod cause;
 mod diff;
-mod render;
 mod shown;
 
 use std::collections::HashMap;
@@ -67,7 +66,7 @@ use crate::finding::{Action, Finding, Report, ResourceRef, RuleId, Severity, Sta
 use crate::manifest::{Loaded, SourceLocation, load_reader};
 use crate::model::Resource;
 use crate::model::argo::SyncFacts;
-use render::RunFailure;
+use crate::process::RunFailure;
 
 /// The rule id findings are reported under.
 pub const RULE_ID: &str = "SG302";
@@ -314,7 +313,7 @@ pub fn check_determinism(
             thread::sleep(wait);
         }
         previous_start = Some(Instant::now());
-        let output = render::render(cmd, opts.timeout)
+        let output = crate::process::run_argv(cmd, opts.timeout)
             .map_err(|failure| run_error(run, cmd, opts.timeout, failure))?;
         let label = match &opts.save_to {
             Some(dir) => {

@@ -40,6 +40,7 @@ pub mod mutate;
 pub mod output;
 pub use syncguard_argocd::plan;
 pub mod policy;
+pub mod process;
 pub mod reconciler;
 pub mod render;
 pub mod webhook;

@@ -26,8 +26,12 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputErrors);
         }
     };
-    let options = RenderOptions {
-        control_plane_namespace: args.control_plane_namespace.clone(),
+    let options = match options(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("syncguard: {e}");
+            return Ok(Outcome::InputErrors);
+        }
     };
     let rendered = render_all(&loaded.resources, &repos, &options);
     if rendered.is_empty() {
@@ -40,13 +44,21 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             let file = r
                 .origin
                 .as_ref()
-                .map(|o| format!("{}:{}", o.file, o.start.line))
+                .map(|o| match &o.helm_template {
+                    Some(t) => format!("{}:{} ({t})", o.file, o.start.line),
+                    None => format!("{}:{}", o.file, o.start.line),
+                })
                 .unwrap_or_default();
             writeln!(out, "---\n# Application {} ({from}): {file}", app.app)?;
             writeln!(out, "{}", serde_json::to_string_pretty(&r.raw)?)?;
         }
+        let parent = app
+            .parent
+            .as_ref()
+            .map(|p| format!(", rendered by {p}"))
+            .unwrap_or_default();
         eprintln!(
-            "syncguard: Application {} ({from}): {} object(s)",
+            "syncguard: Application {} ({from}{parent}): {} object(s)",
             app.app,
             app.resources.len()
         );
@@ -58,10 +70,59 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
         failed |= !app.errors.is_empty();
     }
+    for (tool, given) in [("helm", &options.helm), ("kustomize", &options.kustomize)] {
+        let needed: Vec<&str> = rendered
+            .iter()
+            .filter(|a| {
+                a.errors
+                    .iter()
+                    .any(|e| e.contains(&format!("{tool} is not installed")))
+            })
+            .map(|a| a.app.as_str())
+            .collect();
+        if !needed.is_empty() {
+            eprintln!(
+                "syncguard: {tool} ({given}) was not found; the Applications that need it: {}",
+                needed.join(", ")
+            );
+        }
+    }
     Ok(if failed {
         Outcome::InputErrors
     } else {
         Outcome::Clean
+    })
+}
+
+/// The render options of the flags.
+fn options(args: &RenderArgs) -> Result<RenderOptions, String> {
+    let mut kustomize_versions = Vec::new();
+    for m in &args.kustomize_versions {
+        let Some((name, path)) = m.split_once('=') else {
+            return Err(format!("--kustomize-version wants NAME=PATH, got {m:?}"));
+        };
+        kustomize_versions.push((name.to_string(), path.to_string()));
+    }
+    if !args.kube_version.is_empty() {
+        crate::render::parse_kube_version(&args.kube_version)
+            .map_err(|e| format!("--kube-version: {e}"))?;
+    }
+    Ok(RenderOptions {
+        control_plane_namespace: args.control_plane_namespace.clone(),
+        helm: args.helm.clone(),
+        kustomize: args.kustomize.clone(),
+        kustomize_versions,
+        kustomize_build_options: args.kustomize_build_options.clone(),
+        kube_version: args.kube_version.clone(),
+        api_versions: args
+            .api_versions
+            .iter()
+            .flat_map(|v| v.split(','))
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_string)
+            .collect(),
+        timeout: Some(args.timeout),
     })
 }
 
@@ -80,29 +141,39 @@ fn repos(mappings: &[String]) -> Result<Repos, String> {
                 dir.display()
             ));
         }
-        repos.add(url, dir);
+        let revision = head(&dir).unwrap_or_default();
+        repos.add(url, dir, &revision);
     }
     if let Some((root, urls)) = local_checkout(Path::new(".")) {
+        let revision = head(&root).unwrap_or_default();
         for url in urls {
-            repos.add(&url, root.clone());
+            repos.add(&url, root.clone(), &revision);
         }
     }
     Ok(repos)
 }
 
+/// `git -C dir ARGS...`'s output when it succeeds.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The commit checked out in `dir` (Argo CD's `ARGOCD_APP_REVISION`).
+fn head(dir: &Path) -> Option<String> {
+    git(dir, &["rev-parse", "HEAD"]).map(|s| s.trim().to_string())
+}
+
 /// The top of the git checkout holding `dir`, and the fetch URLs of its remotes.
 fn local_checkout(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
-    let git = |args: &[&str]| -> Option<String> {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(dir)
-            .args(args)
-            .output()
-            .ok()?;
-        out.status
-            .success()
-            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-    };
+    let git = |args: &[&str]| git(dir, args);
     let root = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?.trim());
     let remotes = git(&["remote", "-v"]).unwrap_or_default();
     let mut urls: Vec<String> = remotes

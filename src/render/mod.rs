@@ -8,16 +8,25 @@
 //! that is not local is skipped with a note; a source that cannot be rendered is an error of its
 //! Application only — every other Application is still rendered.
 //!
-//! Rendered today: directory sources (plain YAML/JSON). Helm and Kustomize sources are named as
-//! such and reported as not rendered (issue 24 continues with them); config management plugins
-//! cannot be rendered outside Argo CD.
+//! Rendered: directory sources (plain YAML/JSON), Helm sources (`helm template`) and Kustomize
+//! sources (`kustomize build`), each with the arguments and environment Argo CD gives them,
+//! multi-source Applications with `$ref` value files. Config management plugins and Jsonnet
+//! cannot be rendered outside Argo CD and are reported as such.
 
 mod directory;
+mod env;
+mod helm;
+mod kustomize;
+mod output;
+mod paths;
 mod source;
 mod tracking;
 
 use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
 
+pub use env::{AppEnv, EnvInputs};
+pub use helm::parse_kube_version;
 pub use source::{AppSpec, Directory, Source, SourceType};
 pub use tracking::TRACKING_ID;
 
@@ -26,23 +35,38 @@ use crate::model::Resource;
 /// Where sources' repositories are on this machine.
 #[derive(Debug, Clone, Default)]
 pub struct Repos {
-    /// (normalised repository URL, checkout directory), the first match wins.
-    entries: Vec<(String, PathBuf)>,
+    entries: Vec<Checkout>,
+}
+
+/// One known repository.
+#[derive(Debug, Clone)]
+struct Checkout {
+    /// The normalised repository URL.
+    url: String,
+    /// Its checkout directory.
+    dir: PathBuf,
+    /// The commit rendered (`ARGOCD_APP_REVISION`), empty when unknown.
+    revision: String,
 }
 
 impl Repos {
-    /// Adds `url` as checked out at `dir`.
-    pub fn add(&mut self, url: &str, dir: PathBuf) {
-        self.entries.push((normalise_url(url), dir));
+    /// Adds `url` as checked out at `dir`, at commit `revision` (empty when unknown).
+    pub fn add(&mut self, url: &str, dir: PathBuf, revision: &str) {
+        self.entries.push(Checkout {
+            url: normalise_url(url),
+            dir,
+            revision: revision.to_string(),
+        });
     }
 
     /// The checkout of `url`, when known.
     pub fn dir_for(&self, url: &str) -> Option<&Path> {
+        self.find(url).map(|c| c.dir.as_path())
+    }
+
+    fn find(&self, url: &str) -> Option<&Checkout> {
         let key = normalise_url(url);
-        self.entries
-            .iter()
-            .find(|(u, _)| *u == key)
-            .map(|(_, d)| d.as_path())
+        self.entries.iter().find(|c| c.url == key)
     }
 }
 
@@ -82,14 +106,71 @@ pub struct RenderOptions {
     /// The namespace Argo CD's control plane runs in (Applications elsewhere are named
     /// `<namespace>_<name>`).
     pub control_plane_namespace: String,
+    /// The helm binary (a name looked up on PATH, or a path).
+    pub helm: String,
+    /// The kustomize binary.
+    pub kustomize: String,
+    /// Kustomize binaries registered by version name (argocd-cm `kustomize.path.<name>`).
+    pub kustomize_versions: Vec<(String, String)>,
+    /// argocd-cm `kustomize.buildOptions`.
+    pub kustomize_build_options: String,
+    /// The destination cluster's version as Argo CD reads it (`v1.34.1`); empty: none passed.
+    pub kube_version: String,
+    /// The destination cluster's API versions (`apps/v1`, `apps/v1/Deployment`...); empty: none.
+    pub api_versions: Vec<String>,
+    /// How long one helm or kustomize run may take.
+    pub timeout: Option<Duration>,
 }
 
 impl Default for RenderOptions {
     fn default() -> Self {
         Self {
             control_plane_namespace: "argocd".into(),
+            helm: "helm".into(),
+            kustomize: "kustomize".into(),
+            kustomize_versions: Vec::new(),
+            kustomize_build_options: String::new(),
+            kube_version: String::new(),
+            api_versions: Vec::new(),
+            timeout: Some(Duration::from_secs(120)),
         }
     }
+}
+
+/// Everything one source's render needs.
+pub(crate) struct SourceCtx<'a> {
+    /// The source's repository checkout.
+    pub root: &'a Path,
+    /// The source's directory inside it.
+    pub app_dir: PathBuf,
+    pub source: &'a Source,
+    /// The instance name.
+    pub app_name: &'a str,
+    pub dest_namespace: &'a str,
+    pub env: AppEnv,
+    /// `$<ref>` → that source's checkout (`None`: not a local repository).
+    pub refs: &'a [(String, Option<PathBuf>)],
+    pub multi_source: bool,
+    pub options: &'a RenderOptions,
+}
+
+impl SourceCtx<'_> {
+    /// The source's path as written, or `.` for the repository root.
+    pub fn label(&self) -> &str {
+        if self.source.path.is_empty() {
+            "."
+        } else {
+            &self.source.path
+        }
+    }
+}
+
+/// The error of a tool that is not there, naming how to give it.
+pub(crate) fn missing_tool(tool: &str, given: &str) -> String {
+    format!(
+        "{tool} is not installed: {given:?} was not found (put {tool} on PATH or give it with \
+         --{tool} PATH)"
+    )
 }
 
 /// One Application's render.
@@ -105,14 +186,57 @@ pub struct Rendered {
     pub skipped: Vec<String>,
     /// Why sources could not be rendered, one line each.
     pub errors: Vec<String>,
+    /// The Application whose render holds this one (app-of-apps), when any.
+    pub parent: Option<String>,
 }
 
-/// Renders every Application among `resources` (other objects are ignored).
+/// How deep app-of-apps renders go (a parent, its children, their children...).
+const MAX_APP_DEPTH: usize = 8;
+
+/// Renders every Application among `resources` (other objects are ignored), then, app-of-apps
+/// style, every Application a render produced, in turn (each instance once).
 pub fn render_all(resources: &[Resource], repos: &Repos, options: &RenderOptions) -> Vec<Rendered> {
-    resources
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut queue: Vec<(Resource, AppSpec, Option<String>, usize)> = resources
         .iter()
-        .filter_map(|r| AppSpec::from_resource(r).map(|spec| render_app(r, &spec, repos, options)))
-        .collect()
+        .filter_map(|r| AppSpec::from_resource(r).map(|spec| (r.clone(), spec, None, 0)))
+        .collect();
+    queue.reverse();
+    while let Some((r, spec, parent, depth)) = queue.pop() {
+        let name = spec.instance_name(&options.control_plane_namespace);
+        if !seen.insert(name) {
+            continue;
+        }
+        let mut rendered = render_app(&r, &spec, repos, options);
+        rendered.parent = parent;
+        if depth + 1 < MAX_APP_DEPTH {
+            // Children go next, before the parent's siblings, in their order.
+            let parent_namespace = &spec.app.destination_namespace;
+            let mut children: Vec<_> = rendered
+                .resources
+                .iter()
+                .filter_map(|child| {
+                    let mut child_spec = AppSpec::from_resource(child)?;
+                    if child_spec.namespace.is_empty() {
+                        // The controller gives a namespaced object without one the parent's
+                        // destination namespace.
+                        child_spec.namespace = parent_namespace.clone();
+                    }
+                    Some((
+                        child.clone(),
+                        child_spec,
+                        Some(rendered.app.clone()),
+                        depth + 1,
+                    ))
+                })
+                .collect();
+            children.reverse();
+            queue.extend(children);
+        }
+        out.push(rendered);
+    }
+    out
 }
 
 fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptions) -> Rendered {
@@ -126,16 +250,33 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
         resources: Vec::new(),
         skipped: Vec::new(),
         errors: Vec::new(),
+        parent: None,
     };
     if spec.sources.is_empty() {
         out.errors
             .push("the Application has no source (spec.source or spec.sources)".into());
     }
+    let refs: Vec<(String, Option<PathBuf>)> = spec
+        .sources
+        .iter()
+        .filter(|s| spec.multi_source && !s.ref_name.is_empty())
+        .map(|s| {
+            (
+                format!("${}", s.ref_name),
+                repos.dir_for(&s.repo_url).map(Path::to_path_buf),
+            )
+        })
+        .collect();
     for (n, source) in spec.sources.iter().enumerate() {
-        let which = if spec.multi_source {
-            format!("source {} ({})", n + 1, source.repo_url)
+        let place = if source.path.is_empty() {
+            source.repo_url.clone()
         } else {
-            format!("source {}", source.repo_url)
+            format!("{} path {}", source.repo_url, source.path)
+        };
+        let which = if spec.multi_source {
+            format!("source {} ({place})", n + 1)
+        } else {
+            format!("source {place}")
         };
         // In a multi-source Application a source without path and chart only lends its files
         // (`ref`) and renders nothing.
@@ -156,7 +297,30 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
             ));
             continue;
         };
-        match render_source(root, source) {
+        let env = AppEnv::new(&EnvInputs {
+            app_name: &app,
+            namespace: &spec.app.destination_namespace,
+            project: &spec.app.project,
+            revision: repos
+                .find(&source.repo_url)
+                .map(|c| c.revision.as_str())
+                .unwrap_or_default(),
+            repo_url: &source.repo_url,
+            path: &source.path,
+            target_revision: &source.target_revision,
+        });
+        let ctx = SourceCtx {
+            root,
+            app_dir: PathBuf::new(),
+            source,
+            app_name: &app,
+            dest_namespace: &spec.app.destination_namespace,
+            env,
+            refs: &refs,
+            multi_source: spec.multi_source,
+            options,
+        };
+        match render_source(ctx) {
             Ok(objects) => out.resources.extend(
                 objects
                     .into_iter()
@@ -168,25 +332,22 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
     out
 }
 
-fn render_source(root: &Path, source: &Source) -> Result<Vec<Resource>, String> {
-    let app_dir = app_dir(root, &source.path)?;
-    let kind = match source.explicit_type()? {
+fn render_source(mut ctx: SourceCtx<'_>) -> Result<Vec<Resource>, String> {
+    ctx.app_dir = app_dir(ctx.root, &ctx.source.path)?;
+    let kind = match ctx.source.explicit_type()? {
         Some(t) => t,
-        None => discover(&app_dir)?,
+        None => discover(&ctx.app_dir)?,
     };
     match kind {
         SourceType::Directory => {
-            let spec = source.blocks.directory.clone().unwrap_or_default();
-            directory::render(&app_dir, root, &spec)
+            let spec = ctx.source.blocks.directory.clone().unwrap_or_default();
+            directory::render(&ctx.app_dir, ctx.root, &spec)
         }
-        SourceType::Helm | SourceType::Kustomize => Err(format!(
-            "path {}: a {} source, which syncguard render does not render yet",
-            source.path,
-            kind.as_str()
-        )),
+        SourceType::Helm => helm::render(&ctx),
+        SourceType::Kustomize => kustomize::render(&ctx),
         SourceType::Plugin => Err(format!(
             "path {}: a config management plugin source, which only Argo CD can render",
-            source.path
+            ctx.source.path
         )),
     }
 }
@@ -312,8 +473,14 @@ mod tests {
         repos.add(
             "https://example.com/org/gitops.git",
             repo.path().to_path_buf(),
+            "",
         );
-        let out = render_all(&apps.resources, &repos, &RenderOptions::default());
+        let options = RenderOptions {
+            helm: "/nonexistent/helm".into(),
+            kustomize: "/nonexistent/kustomize".into(),
+            ..RenderOptions::default()
+        };
+        let out = render_all(&apps.resources, &repos, &options);
         assert_eq!(out.len(), 5);
         assert_eq!(out[0].app, "web");
         assert_eq!(out[0].resources.len(), 1);
@@ -324,13 +491,13 @@ mod tests {
         assert!(out[0].errors.is_empty() && out[0].skipped.is_empty());
         assert_eq!(out[1].app, "team_chart");
         assert!(
-            out[1].errors[0].contains("a Helm source"),
+            out[1].errors[0].contains("helm is not installed"),
             "{:?}",
             out[1].errors
         );
         // Chart.yaml and kustomization.yaml: the last in name order (kustomization) decides.
         assert!(
-            out[2].errors[0].contains("a Kustomize source"),
+            out[2].errors[0].contains("kustomize is not installed"),
             "{:?}",
             out[2].errors
         );

@@ -1,4 +1,6 @@
-//! Running the render command once: a child process with captured output and a deadline.
+//! Running an external command (a render: `helm template`, `kustomize build`, a user's render
+//! command): a child process with captured output and a deadline. `determinism` and `render` run
+//! their commands through it.
 //!
 //! Why not `Command::output()`: it cannot time out, and a render that hangs (a Helm plugin
 //! waiting on the network, a post-renderer reading stdin) would hang CI with it. Why a process
@@ -24,7 +26,7 @@ const DRAIN_AFTER_KILL: Duration = Duration::from_millis(500);
 
 /// Why one run did not produce output to compare.
 #[derive(Debug)]
-pub(super) enum RunFailure {
+pub enum RunFailure {
     /// The program could not be started (not found, not executable).
     Spawn(io::Error),
     /// Waiting for the child or reading its output failed.
@@ -53,10 +55,7 @@ enum Stream {
 
 /// Runs `argv` (no shell), with stdin closed, the environment and working directory inherited,
 /// and returns its stdout if it exits successfully within `timeout` (`None`: no limit).
-///
-/// Stdin is `/dev/null` because a render has no input to read: a command that waits on stdin
-/// would otherwise hang until the timeout, and each run would see different input anyway.
-pub(super) fn render(argv: &[String], timeout: Option<Duration>) -> Result<Vec<u8>, RunFailure> {
+pub fn run_argv(argv: &[String], timeout: Option<Duration>) -> Result<Vec<u8>, RunFailure> {
     let Some((program, args)) = argv.split_first() else {
         return Err(RunFailure::Spawn(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -64,8 +63,18 @@ pub(super) fn render(argv: &[String], timeout: Option<Duration>) -> Result<Vec<u
         )));
     };
     let mut command = Command::new(program);
+    command.args(args);
+    run(command, timeout)
+}
+
+/// Runs `command` as set up by the caller (program, arguments, working directory, environment)
+/// with stdin closed and stdout/stderr captured, and returns its stdout if it exits
+/// successfully within `timeout` (`None`: no limit).
+///
+/// Stdin is `/dev/null` because a render has no input to read: a command that waits on stdin
+/// would otherwise hang until the timeout, and each run would see different input anyway.
+pub fn run(mut command: Command, timeout: Option<Duration>) -> Result<Vec<u8>, RunFailure> {
     command
-        .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -163,7 +172,7 @@ fn spawn_reader(
         return Ok(());
     };
     thread::Builder::new()
-        .name(format!("render-{stream:?}").to_lowercase())
+        .name(format!("process-{stream:?}").to_lowercase())
         .spawn(move || {
             let mut bytes = Vec::new();
             let result = pipe.read_to_end(&mut bytes).map(|_| bytes);
@@ -212,14 +221,14 @@ mod tests {
 
     #[test]
     fn stdout_is_returned_and_stderr_of_a_successful_run_is_dropped() {
-        let out = render(&argv(&["sh", "-c", "echo out; echo err >&2"]), None).unwrap();
+        let out = run_argv(&argv(&["sh", "-c", "echo out; echo err >&2"]), None).unwrap();
         assert_eq!(out, b"out\n");
     }
 
     #[test]
     fn a_failing_command_keeps_its_stderr_and_status() {
         let Err(RunFailure::Exit { status, stderr }) =
-            render(&argv(&["sh", "-c", "echo boom >&2; exit 3"]), None)
+            run_argv(&argv(&["sh", "-c", "echo boom >&2; exit 3"]), None)
         else {
             panic!("expected an exit failure");
         };
@@ -230,7 +239,7 @@ mod tests {
     #[test]
     fn a_background_grandchild_holding_stdout_is_killed_at_the_deadline() {
         let started = Instant::now();
-        let result = render(
+        let result = run_argv(
             &argv(&["sh", "-c", "echo partial; sleep 5 & exit 0"]),
             Some(Duration::from_millis(150)),
         );
@@ -243,7 +252,7 @@ mod tests {
 
     #[test]
     fn a_command_that_reads_stdin_sees_end_of_file_instead_of_hanging() {
-        let out = render(&argv(&["sh", "-c", "cat; echo done"]), None).unwrap();
+        let out = run_argv(&argv(&["sh", "-c", "cat; echo done"]), None).unwrap();
         assert_eq!(out, b"done\n");
     }
 }
