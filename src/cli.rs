@@ -934,6 +934,27 @@ pub struct InputArgs {
     /// syncguard check -` after helm printed only an error), and "no findings" would hide it.
     #[arg(long)]
     pub allow_empty: bool,
+
+    /// Render the Argo CD Applications of the input from the local checkout (as `syncguard
+    /// render` does) and check what they render too. `auto`: when an Application's source is
+    /// the local repository (or one given with --repo); `always`: an Application that cannot be
+    /// rendered is then an error; `never`: Applications are checked as objects only.
+    #[arg(long, value_enum, default_value_t = RenderMode::Auto)]
+    pub render: RenderMode,
+
+    #[command(flatten)]
+    pub render_flags: RenderFlags,
+}
+
+/// When the dry-run commands render Applications.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RenderMode {
+    /// Render the Applications whose sources are local.
+    Auto,
+    /// Render every Application (a source that cannot be rendered is an error).
+    Always,
+    /// Do not render.
+    Never,
 }
 
 impl InputArgs {
@@ -950,6 +971,13 @@ pub struct RenderArgs {
     #[arg(value_name = "PATH", required = true)]
     pub paths: Vec<PathBuf>,
 
+    #[command(flatten)]
+    pub flags: RenderFlags,
+}
+
+/// How Applications are rendered (shared by `render` and the dry-run commands' `--render`).
+#[derive(Debug, Args)]
+pub struct RenderFlags {
     /// A repository that sources point at, checked out at DIR (`URL=DIR`, repeatable). The git
     /// checkout of the working directory is always known under the URLs of its remotes.
     #[arg(long = "repo", value_name = "URL=DIR")]
@@ -1005,8 +1033,8 @@ pub struct RenderArgs {
     pub api_versions: Vec<String>,
 
     /// How long one helm or kustomize run may take.
-    #[arg(long, value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
-    pub timeout: std::time::Duration,
+    #[arg(long = "render-timeout", value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
+    pub render_timeout: std::time::Duration,
 }
 
 /// `syncguard plan`.

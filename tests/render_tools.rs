@@ -97,7 +97,17 @@ fn the_head_revision_renders_the_new_hook_and_check_denies_it() {
     }
     let rendered = repo.path().join("rendered.yaml");
     std::fs::write(&rendered, &stdout).expect("write");
-    let check = syncguard(repo.path(), &["check", "--format", "json", "rendered.yaml"]);
+    let check = syncguard(
+        repo.path(),
+        &[
+            "check",
+            "--render",
+            "never",
+            "--format",
+            "json",
+            "rendered.yaml",
+        ],
+    );
     let report: serde_json::Value = serde_json::from_slice(&check.stdout).expect("JSON report");
     let seed_sg201 = report["findings"]
         .as_array()
@@ -106,6 +116,29 @@ fn the_head_revision_renders_the_new_hook_and_check_denies_it() {
         .any(|f| f["rule_id"] == "SG201" && f["resource"]["name"] == "storefront-seed");
     assert!(seed_sg201, "{report:#}");
     assert_eq!(check.status.code(), Some(1));
+    // Without --render never, the Applications in the stream whose objects are there already
+    // are not rendered again: the hook is found once, not twice.
+    let check = syncguard(
+        repo.path(),
+        &[
+            "check",
+            "--format",
+            "json",
+            "--helm",
+            helm.to_str().expect("utf-8 path"),
+            "--kustomize",
+            kustomize.to_str().expect("utf-8 path"),
+            "rendered.yaml",
+        ],
+    );
+    let report: serde_json::Value = serde_json::from_slice(&check.stdout).expect("JSON report");
+    let seeds = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter(|f| f["rule_id"] == "SG201")
+        .count();
+    assert_eq!(seeds, 1, "{report:#}");
 }
 
 #[test]
@@ -162,7 +195,7 @@ fn bad_sources_are_errors_of_their_application_only() {
         root,
         &helm,
         &kustomize,
-        &["--timeout", "30s", "apps/root.yaml"],
+        &["--render-timeout", "30s", "apps/root.yaml"],
     );
     assert_eq!(code, 2);
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error:")).collect();
@@ -195,4 +228,82 @@ fn the_checkout_is_never_written() {
     // Kustomize edits (namePrefix, labels, images, patches) ran in a copy.
     let status = render_support::git(repo.path(), &["status", "--porcelain", "--ignored"]);
     assert_eq!(status, "", "the render changed the checkout");
+}
+
+#[test]
+fn check_and_plan_render_the_applications_of_a_gitops_repository() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    let (repo, _, _) = repository(true);
+    let tools = [
+        "--helm",
+        helm.to_str().expect("utf-8 path"),
+        "--kustomize",
+        kustomize.to_str().expect("utf-8 path"),
+    ];
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(tools);
+        syncguard(repo.path(), &all)
+    };
+    // `check apps/` renders every local Application (auto): the hook the head adds is denied,
+    // the broken chart is an input error naming its Application, the rest is checked.
+    let out = run(&["check", "--format", "json", "apps/"]);
+    assert_eq!(out.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    let findings = report["findings"].as_array().expect("findings");
+    let denied: Vec<(&str, &str)> = findings
+        .iter()
+        .filter(|f| f["action"] == "deny")
+        .map(|f| {
+            (
+                f["rule_id"].as_str().unwrap_or_default(),
+                f["resource"]["name"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(denied, [("SG201", "storefront-seed")], "{report:#}");
+    let seed = findings
+        .iter()
+        .find(|f| f["resource"]["name"] == "storefront-seed")
+        .expect("seed finding");
+    // The controller's view: the Job is in the destination namespace, found in its template.
+    assert_eq!(seed["resource"]["namespace"], "shop");
+    assert_eq!(
+        seed["location"]["helm_template"], "web/templates/seed-job.yaml",
+        "{seed:#}"
+    );
+    let errors = report["errors"].as_array().expect("errors");
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert!(
+        errors[0].as_str().unwrap_or_default().starts_with(
+            "Application broken (apps/children/broken.yaml:1): source https://git.example.com/platform/gitops.git path charts/broken: helm template failed"
+        ),
+        "{errors:?}"
+    );
+    // --render never: the Applications are checked as objects only.
+    let out = run(&["check", "--render", "never", "--format", "json", "apps/"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON report");
+    assert!(
+        report["errors"].as_array().is_some_and(Vec::is_empty),
+        "{report:#}"
+    );
+    assert_eq!(out.status.code(), Some(0), "{report:#}");
+    // plan shows the rendered hooks in Argo CD's order: the seed hook in PreSync.
+    let out = run(&["plan", "--format", "json", "apps/children/web.yaml"]);
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("storefront-seed") && plan.contains("PreSync"),
+        "{plan}"
+    );
+    // --render always: a source that is not local is an error.
+    let out = run(&["check", "--render", "always", "apps/children/vendor.yaml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("not rendered: source https://github.com/example/vendor-manifests.git"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
 }

@@ -76,7 +76,8 @@ pub fn run(
         .load()
         .map_err(|e| anyhow::anyhow!("cannot load {}: {e}", source.describe()))?;
     progress.say("reading manifests");
-    let loaded = load_paths(&args.input.paths);
+    let mut loaded = load_paths(&args.input.paths);
+    let render_errors = super::render::expand(&mut loaded, &args.input);
     progress.say(&format!("checking {} objects", loaded.resources.len()));
     let (argocd_config, config_errors) = argocd_config_from(&args.argocd_config);
     let options = EvaluateOptions {
@@ -100,6 +101,7 @@ pub fn run(
         ..EvaluateOptions::default()
     };
     let mut errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    errors.extend(render_errors);
     errors.extend(config_errors);
     errors.extend(input_config_problems(&loaded.resources));
     errors.extend(empty_input_error(&loaded, &args.input));

@@ -11,9 +11,11 @@ use super::{Outcome, argocd_config_from, empty_input_error, input_config_problem
 
 /// Prints a JSON array of input documents, in input order; load errors go to stderr (exit 2).
 pub fn run(args: &InputsArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let loaded = load_paths(&args.input.paths);
+    let mut loaded = load_paths(&args.input.paths);
+    let render_errors = super::render::expand(&mut loaded, &args.input);
     let (argocd_config, config_errors) = argocd_config_from(&args.argocd_config);
     let mut errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
+    errors.extend(render_errors);
     errors.extend(config_errors);
     errors.extend(input_config_problems(&loaded.resources));
     errors.extend(empty_input_error(&loaded, &args.input));

@@ -97,7 +97,8 @@ pub fn outcome_of(report: &PlanReport) -> Outcome {
 
 /// Runs `syncguard plan`.
 pub fn run(args: &PlanArgs, color: bool, out: &mut dyn Write) -> std::io::Result<Outcome> {
-    let loaded = load_paths(&args.input.paths);
+    let mut loaded = load_paths(&args.input.paths);
+    let render_errors = super::render::expand(&mut loaded, &args.input);
     let live = load_paths(&args.live);
     let mut errors: Vec<String> = loaded
         .errors
@@ -105,6 +106,7 @@ pub fn run(args: &PlanArgs, color: bool, out: &mut dyn Write) -> std::io::Result
         .chain(live.errors.iter())
         .map(|e| e.to_string())
         .collect();
+    errors.extend(render_errors);
     errors.extend(super::empty_input_error(&loaded, &args.input));
     let report = build_report(loaded.resources, &live.resources, args, errors);
     let outcome = outcome_of(&report);

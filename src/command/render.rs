@@ -3,9 +3,13 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::cli::RenderArgs;
-use crate::manifest::load_paths;
-use crate::render::{RenderOptions, Repos, render_all};
+use crate::cli::{InputArgs, RenderArgs, RenderFlags, RenderMode};
+use crate::manifest::{Loaded, load_paths};
+use crate::model::Resource;
+use crate::render::{
+    AppSpec, RenderOptions, Rendered, Repos, as_the_controller_sees, render_all, render_all_except,
+    tracked_app,
+};
 
 use super::Outcome;
 
@@ -19,15 +23,8 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     for e in &loaded.errors {
         eprintln!("syncguard: {e}");
     }
-    let repos = match repos(&args.repos) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("syncguard: {e}");
-            return Ok(Outcome::InputErrors);
-        }
-    };
-    let options = match options(args) {
-        Ok(o) => o,
+    let (repos, options) = match prepare(&args.flags) {
+        Ok(prepared) => prepared,
         Err(e) => {
             eprintln!("syncguard: {e}");
             return Ok(Outcome::InputErrors);
@@ -52,24 +49,40 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             writeln!(out, "---\n# Application {} ({from}): {file}", app.app)?;
             writeln!(out, "{}", serde_json::to_string_pretty(&r.raw)?)?;
         }
-        let parent = app
-            .parent
-            .as_ref()
-            .map(|p| format!(", rendered by {p}"))
-            .unwrap_or_default();
-        eprintln!(
-            "syncguard: Application {} ({from}{parent}): {} object(s)",
-            app.app,
-            app.resources.len()
-        );
-        for s in &app.skipped {
-            eprintln!("syncguard:   skipped {s}");
-        }
-        for e in &app.errors {
-            eprintln!("syncguard:   error: {e}");
-        }
+        say(app);
         failed |= !app.errors.is_empty();
     }
+    say_missing_tools(&rendered, &options);
+    Ok(if failed {
+        Outcome::InputErrors
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// The stderr lines of one Application's render.
+fn say(app: &Rendered) {
+    let from = app.origin.as_deref().unwrap_or("?");
+    let parent = app
+        .parent
+        .as_ref()
+        .map(|p| format!(", rendered by {p}"))
+        .unwrap_or_default();
+    eprintln!(
+        "syncguard: Application {} ({from}{parent}): {} object(s)",
+        app.app,
+        app.resources.len()
+    );
+    for s in &app.skipped {
+        eprintln!("syncguard:   skipped {s}");
+    }
+    for e in &app.errors {
+        eprintln!("syncguard:   error: {e}");
+    }
+}
+
+/// One line per missing tool, naming the Applications that needed it.
+fn say_missing_tools(rendered: &[Rendered], options: &RenderOptions) {
     for (tool, given) in [("helm", &options.helm), ("kustomize", &options.kustomize)] {
         let needed: Vec<&str> = rendered
             .iter()
@@ -87,15 +100,91 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             );
         }
     }
-    Ok(if failed {
-        Outcome::InputErrors
-    } else {
-        Outcome::Clean
-    })
+}
+
+/// `--render` of the dry-run commands: the Applications of `loaded` rendered (all of them with
+/// `always`, those with a local source with `auto`), their objects added to `loaded` as Argo
+/// CD's controller sees them (namespaced objects without a namespace in the destination
+/// namespace). Applications a parent rendered that are already in the input are not added
+/// twice. Returns the render errors, one per line, for the report's input errors.
+pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
+    if input.render == RenderMode::Never {
+        return Vec::new();
+    }
+    let (repos, options) = match prepare(&input.render_flags) {
+        Ok(prepared) => prepared,
+        Err(e) => return vec![e],
+    };
+    let always = input.render == RenderMode::Always;
+    let roots: Vec<Resource> = loaded
+        .resources
+        .iter()
+        .filter(|r| {
+            AppSpec::from_resource(r).is_some_and(|spec| {
+                always
+                    || spec
+                        .sources
+                        .iter()
+                        .any(|s| repos.dir_for(&s.repo_url).is_some())
+            })
+        })
+        .cloned()
+        .collect();
+    if roots.is_empty() {
+        return Vec::new();
+    }
+    // Applications whose objects are in the input already (`syncguard render | syncguard check
+    // -`) are not rendered again.
+    let done: std::collections::HashSet<String> = loaded
+        .resources
+        .iter()
+        .filter_map(|r| tracked_app(r).map(str::to_string))
+        .collect();
+    let rendered = render_all_except(&roots, &repos, &options, done);
+    let present: std::collections::HashSet<(String, String)> = loaded
+        .resources
+        .iter()
+        .filter(|r| AppSpec::from_resource(r).is_some())
+        .map(|r| (r.namespace.clone().unwrap_or_default(), r.name.clone()))
+        .collect();
+    let mut errors = Vec::new();
+    for app in &rendered {
+        say(app);
+        let from = app.origin.as_deref().unwrap_or("?");
+        errors.extend(
+            app.errors
+                .iter()
+                .map(|e| format!("Application {} ({from}): {e}", app.app)),
+        );
+        if always {
+            errors.extend(
+                app.skipped
+                    .iter()
+                    .map(|s| format!("Application {} ({from}): not rendered: {s}", app.app)),
+            );
+        }
+        for r in &app.resources {
+            let seen = AppSpec::from_resource(r).is_some()
+                && present.contains(&(r.namespace.clone().unwrap_or_default(), r.name.clone()));
+            if !seen {
+                loaded.resources.push(as_the_controller_sees(
+                    r.clone(),
+                    &app.destination_namespace,
+                ));
+            }
+        }
+    }
+    say_missing_tools(&rendered, &options);
+    errors
+}
+
+/// The repositories and options of the render flags.
+fn prepare(flags: &RenderFlags) -> Result<(Repos, RenderOptions), String> {
+    Ok((repos(&flags.repos)?, options(flags)?))
 }
 
 /// The render options of the flags.
-fn options(args: &RenderArgs) -> Result<RenderOptions, String> {
+fn options(args: &RenderFlags) -> Result<RenderOptions, String> {
     let mut kustomize_versions = Vec::new();
     for m in &args.kustomize_versions {
         let Some((name, path)) = m.split_once('=') else {
@@ -122,7 +211,7 @@ fn options(args: &RenderArgs) -> Result<RenderOptions, String> {
             .filter(|v| !v.is_empty())
             .map(str::to_string)
             .collect(),
-        timeout: Some(args.timeout),
+        timeout: Some(args.render_timeout),
     })
 }
 

@@ -17,18 +17,21 @@ mod directory;
 mod env;
 mod helm;
 mod kustomize;
+mod normalise;
 mod output;
 mod paths;
 mod source;
 mod tracking;
 
+use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 pub use env::{AppEnv, EnvInputs};
 pub use helm::parse_kube_version;
+pub use normalise::as_the_controller_sees;
 pub use source::{AppSpec, Directory, Source, SourceType};
-pub use tracking::TRACKING_ID;
+pub use tracking::{TRACKING_ID, tracked_app};
 
 use crate::model::Resource;
 
@@ -188,6 +191,8 @@ pub struct Rendered {
     pub errors: Vec<String>,
     /// The Application whose render holds this one (app-of-apps), when any.
     pub parent: Option<String>,
+    /// `spec.destination.namespace`.
+    pub destination_namespace: String,
 }
 
 /// How deep app-of-apps renders go (a parent, its children, their children...).
@@ -196,8 +201,19 @@ const MAX_APP_DEPTH: usize = 8;
 /// Renders every Application among `resources` (other objects are ignored), then, app-of-apps
 /// style, every Application a render produced, in turn (each instance once).
 pub fn render_all(resources: &[Resource], repos: &Repos, options: &RenderOptions) -> Vec<Rendered> {
+    render_all_except(resources, repos, options, HashSet::new())
+}
+
+/// [`render_all`], leaving out the Applications (instance names) of `done`: those whose objects
+/// the caller already has.
+pub fn render_all_except(
+    resources: &[Resource],
+    repos: &Repos,
+    options: &RenderOptions,
+    done: HashSet<String>,
+) -> Vec<Rendered> {
     let mut out = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = done;
     let mut queue: Vec<(Resource, AppSpec, Option<String>, usize)> = resources
         .iter()
         .filter_map(|r| AppSpec::from_resource(r).map(|spec| (r.clone(), spec, None, 0)))
@@ -251,6 +267,7 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
         skipped: Vec::new(),
         errors: Vec::new(),
         parent: None,
+        destination_namespace: spec.app.destination_namespace.clone(),
     };
     if spec.sources.is_empty() {
         out.errors

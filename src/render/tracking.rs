@@ -39,6 +39,16 @@ pub fn track(r: Resource, app: &str, destination_namespace: &str) -> Resource {
     Resource::from_value(raw, r.origin.clone()).unwrap_or(r)
 }
 
+/// The Application instance an object's tracking id names, when it has one.
+pub fn tracked_app(r: &Resource) -> Option<&str> {
+    r.raw
+        .pointer("/metadata/annotations")
+        .and_then(|a| a.get(TRACKING_ID))
+        .and_then(Value::as_str)
+        .and_then(|id| id.split_once(':'))
+        .map(|(app, _)| app)
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
