@@ -101,10 +101,10 @@ pub enum Command {
     /// git checkout of the working directory (any of its remotes) or one mapped with --repo,
     /// writes the tracking id Argo CD writes on each object, and prints the objects as a YAML
     /// stream, each with a comment naming its Application and file:line. Sources of other
-    /// repositories are skipped with a line on stderr. Rendered today: directory sources
-    /// (recurse, include, exclude, the skip marker); a Helm or Kustomize source is named and
-    /// reported as not rendered yet, a config management plugin as not renderable outside
-    /// Argo CD.
+    /// repositories are skipped with a line on stderr. Directory sources (recurse, include,
+    /// exclude), Helm (helm template with Argo CD's arguments) and Kustomize (Argo CD's edits in
+    /// a copy of the checkout, then kustomize build), multi-source `$values` references and
+    /// app-of-apps children are rendered; a config management plugin cannot be outside Argo CD.
     ///
     /// Exit codes: 0 every Application rendered, 2 an input or an Application could not be
     /// rendered (every other Application is still rendered and printed).
@@ -115,6 +115,30 @@ pub enum Command {
     ///
     ///   syncguard render apps/web.yaml --repo https://github.com/org/config=../config
     Render(RenderArgs),
+
+    /// Review a change to a GitOps repository: what it does to every Argo CD sync.
+    ///
+    /// Checks the base and head revisions out into temporary worktrees (the committed trees,
+    /// as Argo CD renders them; no network), renders every Application under PATH on both
+    /// (as `syncguard render` does), plans and checks them, and reports for every Application
+    /// whose rendered objects differ: the plan diff (steps and what they wait for, objects
+    /// joining, leaving or moving between phases and waves, hooks whose content changed, shown
+    /// in full, which Argo CD's own diff leaves out) and the manifest diff; and the findings new
+    /// on the head, fixed by it and unchanged. Findings already on the base never fail the run
+    /// unless --fail-on-existing.
+    ///
+    /// Exit codes: 0 no new blocking finding, 1 a new blocking finding, 2 a revision does not
+    /// exist or an Application cannot be rendered on the head (every other one is still
+    /// reviewed).
+    ///
+    /// Examples:
+    ///
+    ///   syncguard review --base origin/main
+    ///
+    ///   syncguard review --base main --head feature --format markdown > comment.md
+    ///
+    ///   syncguard review --base "$BASE_SHA" --format sarif apps/ > syncguard.sarif
+    Review(ReviewArgs),
 
     /// Render several times and report every field that differs between renders (SG302).
     ///
@@ -1035,6 +1059,71 @@ pub struct RenderFlags {
     /// How long one helm or kustomize run may take.
     #[arg(long = "render-timeout", value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub render_timeout: std::time::Duration,
+}
+
+/// `syncguard review`.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    /// Where the Applications are, relative to the working directory (files or directories,
+    /// read on each revision; files holding no Application are ignored).
+    #[arg(value_name = "PATH", default_value = ".")]
+    pub paths: Vec<PathBuf>,
+
+    /// The revision the change is measured against (a branch, tag or commit).
+    #[arg(long, value_name = "REF")]
+    pub base: String,
+
+    /// The revision under review.
+    #[arg(long, value_name = "REF", default_value = "HEAD")]
+    pub head: String,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReviewFormat::Text)]
+    pub format: ReviewFormat,
+
+    /// Also write the review in FORMAT to PATH (repeatable), so one run gives a CI job every
+    /// file it needs: `--output markdown=comment.md --output sarif=syncguard.sarif`. FORMAT is
+    /// one of text, json, sarif, markdown, codequality (GitLab Code Quality).
+    #[arg(long = "output", value_name = "FORMAT=PATH")]
+    pub outputs: Vec<String>,
+
+    /// The largest Markdown comment, in bytes (GitHub's limit is 65,536 characters); what does
+    /// not fit is left out with a note saying so.
+    #[arg(long, value_name = "BYTES", default_value_t = 65_536)]
+    pub markdown_budget: usize,
+
+    /// Fail on new findings at this action or above.
+    #[arg(long, value_enum, default_value_t = FailOnArg::Deny)]
+    pub fail_on: FailOnArg,
+
+    /// Findings already on the base fail the run too.
+    #[arg(long)]
+    pub fail_on_existing: bool,
+
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+
+    /// The Argo CD release to judge for (see `check --help`).
+    #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
+    pub argocd_version: Option<ArgoCdVersion>,
+
+    #[command(flatten)]
+    pub render_flags: RenderFlags,
+}
+
+/// `syncguard review --format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReviewFormat {
+    /// For a terminal or a CI log.
+    Text,
+    /// Everything, for tools.
+    Json,
+    /// The head's findings with their baseline state (new/unchanged), for code scanning.
+    Sarif,
+    /// One pull-request comment within --markdown-budget.
+    Markdown,
+    /// A GitLab Code Quality report of the head's findings.
+    Codequality,
 }
 
 /// `syncguard plan`.

@@ -38,6 +38,7 @@ fn main() -> ExitCode {
         Command::Test(args) => command::test::run(args, &mut out),
         Command::Inputs(args) => command::inputs::run(args, &mut out),
         Command::Render(args) => command::render::run(args, &mut out),
+        Command::Review(args) => command::review::run(args, &mut out),
         Command::Check(args) => command::check::run(args, is_terminal, &mut out),
         Command::Determinism(args) => command::determinism::run(args, is_terminal, &mut out),
         Command::Serve(args) => command::serve::run(args),

@@ -8,6 +8,7 @@ pub mod inputs;
 pub mod plan;
 pub mod reconcile;
 pub mod render;
+pub mod review;
 pub mod serve;
 pub mod test;
 

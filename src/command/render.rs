@@ -5,11 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::cli::{InputArgs, RenderArgs, RenderFlags, RenderMode};
 use crate::manifest::{Loaded, load_paths};
-use crate::model::Resource;
-use crate::render::{
-    AppSpec, RenderOptions, Rendered, Repos, as_the_controller_sees, render_all, render_all_except,
-    tracked_app,
-};
+use crate::render::{RenderOptions, Rendered, Repos, render_all};
 
 use super::Outcome;
 
@@ -61,7 +57,7 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
 }
 
 /// The stderr lines of one Application's render.
-fn say(app: &Rendered) {
+pub(crate) fn say(app: &Rendered) {
     let from = app.origin.as_deref().unwrap_or("?");
     let parent = app
         .parent
@@ -82,7 +78,7 @@ fn say(app: &Rendered) {
 }
 
 /// One line per missing tool, naming the Applications that needed it.
-fn say_missing_tools(rendered: &[Rendered], options: &RenderOptions) {
+pub(crate) fn say_missing_tools(rendered: &[Rendered], options: &RenderOptions) {
     for (tool, given) in [("helm", &options.helm), ("kustomize", &options.kustomize)] {
         let needed: Vec<&str> = rendered
             .iter()
@@ -116,40 +112,21 @@ pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
         Err(e) => return vec![e],
     };
     let always = input.render == RenderMode::Always;
-    let roots: Vec<Resource> = loaded
-        .resources
-        .iter()
-        .filter(|r| {
-            AppSpec::from_resource(r).is_some_and(|spec| {
-                always
-                    || spec
-                        .sources
-                        .iter()
-                        .any(|s| repos.dir_for(&s.repo_url).is_some())
-            })
-        })
-        .cloned()
-        .collect();
-    if roots.is_empty() {
-        return Vec::new();
-    }
-    // Applications whose objects are in the input already (`syncguard render | syncguard check
-    // -`) are not rendered again.
-    let done: std::collections::HashSet<String> = loaded
-        .resources
-        .iter()
-        .filter_map(|r| tracked_app(r).map(str::to_string))
-        .collect();
-    let rendered = render_all_except(&roots, &repos, &options, done);
-    let present: std::collections::HashSet<(String, String)> = loaded
-        .resources
-        .iter()
-        .filter(|r| AppSpec::from_resource(r).is_some())
-        .map(|r| (r.namespace.clone().unwrap_or_default(), r.name.clone()))
-        .collect();
-    let mut errors = Vec::new();
-    for app in &rendered {
+    let expansion = crate::render::expand(&loaded.resources, always, &repos, &options);
+    let errors = app_errors(&expansion.rendered, always);
+    for app in &expansion.rendered {
         say(app);
+    }
+    say_missing_tools(&expansion.rendered, &options);
+    loaded.resources.extend(expansion.objects);
+    errors
+}
+
+/// One error line per Application error (and per source not rendered, with `always`), naming
+/// the Application and its file.
+pub(crate) fn app_errors(rendered: &[Rendered], always: bool) -> Vec<String> {
+    let mut errors = Vec::new();
+    for app in rendered {
         let from = app.origin.as_deref().unwrap_or("?");
         errors.extend(
             app.errors
@@ -163,28 +140,17 @@ pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
                     .map(|s| format!("Application {} ({from}): not rendered: {s}", app.app)),
             );
         }
-        for r in &app.resources {
-            let seen = AppSpec::from_resource(r).is_some()
-                && present.contains(&(r.namespace.clone().unwrap_or_default(), r.name.clone()));
-            if !seen {
-                loaded.resources.push(as_the_controller_sees(
-                    r.clone(),
-                    &app.destination_namespace,
-                ));
-            }
-        }
     }
-    say_missing_tools(&rendered, &options);
     errors
 }
 
 /// The repositories and options of the render flags.
-fn prepare(flags: &RenderFlags) -> Result<(Repos, RenderOptions), String> {
+pub(crate) fn prepare(flags: &RenderFlags) -> Result<(Repos, RenderOptions), String> {
     Ok((repos(&flags.repos)?, options(flags)?))
 }
 
 /// The render options of the flags.
-fn options(args: &RenderFlags) -> Result<RenderOptions, String> {
+pub(crate) fn options(args: &RenderFlags) -> Result<RenderOptions, String> {
     let mut kustomize_versions = Vec::new();
     for m in &args.kustomize_versions {
         let Some((name, path)) = m.split_once('=') else {
@@ -230,11 +196,11 @@ fn repos(mappings: &[String]) -> Result<Repos, String> {
                 dir.display()
             ));
         }
-        let revision = head(&dir).unwrap_or_default();
+        let revision = crate::git::head(&dir).unwrap_or_default();
         repos.add(url, dir, &revision);
     }
     if let Some((root, urls)) = local_checkout(Path::new(".")) {
-        let revision = head(&root).unwrap_or_default();
+        let revision = crate::git::head(&root).unwrap_or_default();
         for url in urls {
             repos.add(&url, root.clone(), &revision);
         }
@@ -242,34 +208,9 @@ fn repos(mappings: &[String]) -> Result<Repos, String> {
     Ok(repos)
 }
 
-/// `git -C dir ARGS...`'s output when it succeeds.
-fn git(dir: &Path, args: &[&str]) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-/// The commit checked out in `dir` (Argo CD's `ARGOCD_APP_REVISION`).
-fn head(dir: &Path) -> Option<String> {
-    git(dir, &["rev-parse", "HEAD"]).map(|s| s.trim().to_string())
-}
-
 /// The top of the git checkout holding `dir`, and the fetch URLs of its remotes.
 fn local_checkout(dir: &Path) -> Option<(PathBuf, Vec<String>)> {
-    let git = |args: &[&str]| git(dir, args);
-    let root = PathBuf::from(git(&["rev-parse", "--show-toplevel"])?.trim());
-    let remotes = git(&["remote", "-v"]).unwrap_or_default();
-    let mut urls: Vec<String> = remotes
-        .lines()
-        .filter(|l| l.ends_with("(fetch)"))
-        .filter_map(|l| l.split_whitespace().nth(1).map(str::to_string))
-        .collect();
-    urls.dedup();
+    let root = crate::git::toplevel(dir)?;
+    let urls = crate::git::remote_urls(&root);
     Some((root, urls))
 }

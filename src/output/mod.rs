@@ -3,4 +3,5 @@
 pub mod plan;
 pub mod policy_report;
 pub mod report;
+pub mod review;
 mod style;

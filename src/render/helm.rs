@@ -22,6 +22,24 @@ const MISSING_DEPENDENCIES: [&str; 2] = [
     "found in requirements.yaml, but missing in charts/ directory",
 ];
 
+/// What follows the source's path in the file label of Helm's objects (`charts/web (helm
+/// template)`), so a location can be traced back to the chart's template file.
+const HELM_LABEL: &str = " (helm template)";
+
+/// The repository file a Helm object comes from: its source's directory joined with the
+/// template path of Helm's `# Source:` comment below the chart's own name
+/// (`charts/web` + `web/templates/job.yaml` → `charts/web/templates/job.yaml`). `None` for
+/// objects that are not from a Helm render.
+pub fn template_file(file_label: &str, helm_template: Option<&str>) -> Option<String> {
+    let dir = file_label.strip_suffix(HELM_LABEL)?;
+    let (_, inside) = helm_template?.split_once('/')?;
+    Some(if dir == "." {
+        inside.to_string()
+    } else {
+        format!("{dir}/{inside}")
+    })
+}
+
 /// The `helm` block of a source, as Argo CD reads it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct HelmSpec {
@@ -134,7 +152,7 @@ pub fn render(ctx: &SourceCtx<'_>) -> Result<Vec<Resource>, String> {
     }
     let work = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
     let args = arguments(ctx, &spec, work.path())?;
-    let label = format!("{} (helm template)", ctx.label());
+    let label = format!("{}{HELM_LABEL}", ctx.label());
     let output = match helm(ctx, &ctx.app_dir, &args, work.path()) {
         Err(HelmFailure::Failed(stderr))
             if MISSING_DEPENDENCIES.iter().any(|m| stderr.contains(m)) =>
@@ -619,6 +637,23 @@ mod tests {
         assert!(e.contains("'s3' is not allowed"), "{e}");
         let e = argv(&["chart/Chart.yaml"], json!({"kubeVersion": "latest"}), "s").unwrap_err();
         assert!(e.contains("not a version"), "{e}");
+    }
+
+    #[test]
+    fn helm_locations_lead_back_to_the_template_file() {
+        assert_eq!(
+            template_file("charts/web (helm template)", Some("web/templates/job.yaml")).as_deref(),
+            Some("charts/web/templates/job.yaml")
+        );
+        assert_eq!(
+            template_file(". (helm template)", Some("c/charts/sub/templates/a.yaml")).as_deref(),
+            Some("charts/sub/templates/a.yaml")
+        );
+        assert_eq!(
+            template_file("apps/cm.yaml", Some("c/templates/a.yaml")),
+            None
+        );
+        assert_eq!(template_file("charts/web (helm template)", None), None);
     }
 
     #[test]

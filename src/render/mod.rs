@@ -15,6 +15,7 @@
 
 mod directory;
 mod env;
+mod expand;
 mod helm;
 mod kustomize;
 mod normalise;
@@ -28,7 +29,8 @@ use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
 pub use env::{AppEnv, EnvInputs};
-pub use helm::parse_kube_version;
+pub use expand::{Expansion, expand};
+pub use helm::{parse_kube_version, template_file};
 pub use normalise::as_the_controller_sees;
 pub use source::{AppSpec, Directory, Source, SourceType};
 pub use tracking::{TRACKING_ID, tracked_app};

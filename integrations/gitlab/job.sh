@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The GitLab job of integrations/gitlab/syncguard-review.yml: build syncguard (unless SYNCGUARD
+# names a binary), review the merge request (integrations/review.sh), post or update the one
+# merge-request note when SYNCGUARD_GITLAB_TOKEN is set, and end with the review's exit code.
+# The Code Quality report and the other files are in $SYNCGUARD_OUT_DIR (default .syncguard/).
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+export SYNCGUARD_OUT_DIR="${SYNCGUARD_OUT_DIR:-${CI_PROJECT_DIR:-$PWD}/.syncguard}"
+
+if [[ -z "${SYNCGUARD:-}" ]]; then
+    echo "job: building syncguard from $HERE ..."
+    cargo build --release --locked --manifest-path "$HERE/Cargo.toml" --bin syncguard
+    export SYNCGUARD="${CARGO_TARGET_DIR:-$HERE/target}/release/syncguard"
+fi
+if [[ "${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" == true ]]; then
+    "$HERE/scripts/install-render-tools.sh"
+    export SYNCGUARD_HELM="$HERE/.tools/render-bin/helm" SYNCGUARD_KUSTOMIZE="$HERE/.tools/render-bin/kustomize"
+fi
+
+"$HERE/integrations/review.sh"
+rc="$(cat "$SYNCGUARD_OUT_DIR/exit-code")"
+
+if [[ -n "${SYNCGUARD_GITLAB_TOKEN:-}" && -n "${CI_MERGE_REQUEST_IID:-}" && -f "$SYNCGUARD_OUT_DIR/comment.md" ]]; then
+    python3 "$HERE/integrations/upsert-comment.py" --provider gitlab --body "$SYNCGUARD_OUT_DIR/comment.md" || echo "job: the merge-request note could not be written (see above)" >&2
+elif [[ -z "${SYNCGUARD_GITLAB_TOKEN:-}" ]]; then
+    echo "job: SYNCGUARD_GITLAB_TOKEN is not set; no merge-request note (the Code Quality report still is)"
+fi
+echo "job: syncguard review exited $rc"
+exit "$rc"

@@ -1,0 +1,181 @@
+//! `syncguard review`: a change to a GitOps repository, base against head.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::cli::{ReviewArgs, ReviewFormat};
+use crate::evaluate::EvaluateOptions;
+use crate::finding::{Finding, Report};
+use crate::output::report::{ReportFormat, render};
+use crate::output::review::{
+    at_template, blocking, render_codequality, render_json, render_markdown, render_text,
+};
+use crate::review::{SnapshotOptions, review};
+
+use super::Outcome;
+use super::check::fail_on;
+
+/// Runs `syncguard review`.
+pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let cwd = std::env::current_dir()?;
+    let Some(top) = crate::git::toplevel(&cwd) else {
+        eprintln!(
+            "syncguard: review runs in a git checkout; {} is not in one",
+            cwd.display()
+        );
+        return Ok(Outcome::InputErrors);
+    };
+    // PATHs are the user's, relative to the working directory; the worktrees are checkouts of
+    // the whole repository.
+    let top_real = std::fs::canonicalize(&top).unwrap_or(top.clone());
+    let cwd_real = std::fs::canonicalize(&cwd).unwrap_or(cwd.clone());
+    let prefix = cwd_real
+        .strip_prefix(&top_real)
+        .unwrap_or(std::path::Path::new(""));
+    let paths: Vec<PathBuf> = args.paths.iter().map(|p| prefix.join(p)).collect();
+    let outputs = match outputs(&args.outputs) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("syncguard: {e}");
+            return Ok(Outcome::InputErrors);
+        }
+    };
+    let mut other_repos = Vec::new();
+    for m in &args.render_flags.repos {
+        let Some((url, dir)) = m.split_once('=') else {
+            eprintln!("syncguard: --repo wants URL=DIR, got {m:?}");
+            return Ok(Outcome::InputErrors);
+        };
+        other_repos.push((url.to_string(), PathBuf::from(dir)));
+    }
+    let render_options = match super::render::options(&args.render_flags) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("syncguard: {e}");
+            return Ok(Outcome::InputErrors);
+        }
+    };
+    let source = args.policy.source();
+    let policies = source
+        .load()
+        .map_err(|e| anyhow::anyhow!("cannot load {}: {e}", source.describe()))?;
+    let evaluate = EvaluateOptions {
+        argocd: args
+            .argocd_version
+            .or(policies.config().argocd_version)
+            .unwrap_or_default(),
+        ..EvaluateOptions::default()
+    };
+    let remote_urls = crate::git::remote_urls(&top);
+    let options = SnapshotOptions {
+        paths: &paths,
+        other_repos: &other_repos,
+        remote_urls: &remote_urls,
+        render: &render_options,
+        policies: &policies,
+        evaluate: &evaluate,
+    };
+    let review = match review(&top, &args.base, &args.head, &options) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("syncguard: {e}");
+            return Ok(Outcome::InputErrors);
+        }
+    };
+    let threshold = fail_on(args.fail_on);
+    let failing = blocking(&review, threshold, args.fail_on_existing);
+    let view = |format: ReviewFormat| -> anyhow::Result<String> {
+        let mut text = match format {
+            ReviewFormat::Text => render_text(&review, failing.len()),
+            ReviewFormat::Json => render_json(&review, failing.len())?,
+            ReviewFormat::Markdown => render_markdown(&review, &failing, args.markdown_budget),
+            ReviewFormat::Sarif => sarif(&review.findings.new, &review.findings.unchanged)?,
+            ReviewFormat::Codequality => render_codequality(&review)?,
+        };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        Ok(text)
+    };
+    for (format, path) in &outputs {
+        std::fs::write(path, view(*format)?)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    out.write_all(view(args.format)?.as_bytes())?;
+    Ok(if !review.errors.is_empty() {
+        Outcome::InputErrors
+    } else if !failing.is_empty() {
+        Outcome::Blocking
+    } else {
+        Outcome::Clean
+    })
+}
+
+/// `--output FORMAT=PATH` pairs.
+fn outputs(items: &[String]) -> Result<Vec<(ReviewFormat, PathBuf)>, String> {
+    items
+        .iter()
+        .map(|item| {
+            let (format, path) = item
+                .split_once('=')
+                .ok_or_else(|| format!("--output wants FORMAT=PATH, got {item:?}"))?;
+            let format = <ReviewFormat as clap::ValueEnum>::from_str(format, true).map_err(|_| {
+                format!(
+                    "--output {item}: {format:?} is not one of text, json, sarif, markdown, codequality"
+                )
+            })?;
+            Ok((format, PathBuf::from(path)))
+        })
+        .collect()
+}
+
+/// SARIF of the head's findings, each result with its `baselineState` (`new` or `unchanged`),
+/// so code scanning shows what the change brings.
+fn sarif(new: &[Finding], unchanged: &[Finding]) -> Result<String, serde_json::Error> {
+    let options = crate::output::report::RenderOptions::default();
+    let render_with = |findings: &[Finding], state: &str| -> Result<Value, serde_json::Error> {
+        let report = Report::new(findings.iter().map(at_template).collect(), Vec::new());
+        let mut v: Value = serde_json::from_str(&render(&report, ReportFormat::Sarif, &options)?)?;
+        if let Some(results) = v
+            .pointer_mut("/runs/0/results")
+            .and_then(Value::as_array_mut)
+        {
+            for r in results {
+                r["baselineState"] = Value::String(state.into());
+            }
+        }
+        Ok(v)
+    };
+    let mut doc = render_with(new, "new")?;
+    let other = render_with(unchanged, "unchanged")?;
+    let take = |v: &Value, p: &str| {
+        v.pointer(p)
+            .and_then(Value::as_array)
+            .cloned()
+            .unwrap_or_default()
+    };
+    let mut results = take(&doc, "/runs/0/results");
+    results.extend(take(&other, "/runs/0/results"));
+    let mut rules = take(&doc, "/runs/0/tool/driver/rules");
+    for rule in take(&other, "/runs/0/tool/driver/rules") {
+        if !rules.iter().any(|r| r["id"] == rule["id"]) {
+            rules.push(rule);
+        }
+    }
+    rules.sort_by(|a, b| a["id"].as_str().cmp(&b["id"].as_str()));
+    // Each result points into the merged rule list.
+    for r in &mut results {
+        if let Some(i) = rules.iter().position(|rule| rule["id"] == r["ruleId"]) {
+            r["ruleIndex"] = Value::from(i);
+        }
+    }
+    if let Some(run) = doc.pointer_mut("/runs/0") {
+        run["results"] = Value::Array(results);
+        if let Some(driver) = run.pointer_mut("/tool/driver") {
+            driver["rules"] = Value::Array(rules);
+        }
+    }
+    serde_json::to_string_pretty(&doc)
+}

@@ -1,0 +1,172 @@
+//! The review as text for a terminal or a CI log.
+
+use std::fmt::Write;
+
+use super::{abbrev, action, counts, location, manifest, place, short};
+use crate::finding::Finding;
+use crate::review::{ObjectChange, Review};
+
+/// The whole review.
+pub fn render_text(review: &Review, blocking: usize) -> String {
+    let mut out = String::new();
+    let f = &review.findings;
+    let _ = writeln!(
+        out,
+        "syncguard review: base {} -> head {}: {} of {} Applications changed; findings: {} new ({} blocking), {} fixed, {} unchanged",
+        abbrev(&review.base),
+        abbrev(&review.head),
+        review.apps.len(),
+        review.apps_total,
+        f.new.len(),
+        blocking,
+        f.fixed.len(),
+        f.unchanged.len()
+    );
+    for app in &review.apps {
+        let _ = writeln!(
+            out,
+            "\nApplication {} ({}): {}",
+            app.name,
+            app.origin.as_deref().unwrap_or("?"),
+            app.status
+        );
+        let p = &app.plan;
+        if p.steps_changed() {
+            let steps = |s: &[crate::review::StepView]| {
+                s.iter()
+                    .map(|x| format!("{} {}", x.phase, x.wave))
+                    .collect::<Vec<_>>()
+                    .join(" -> ")
+            };
+            let _ = writeln!(out, "  steps, base: {}", steps(&p.base_steps));
+            let _ = writeln!(out, "  steps, head: {}", steps(&p.head_steps));
+        }
+        for a in &p.added {
+            if let Some(h) = &a.head {
+                let hook = if h.hook { ", a hook" } else { "" };
+                let _ = writeln!(out, "  + {} joins the sync at {}{hook}", a.object, place(h));
+            }
+        }
+        for r in &p.removed {
+            if let Some(b) = &r.base {
+                let _ = writeln!(
+                    out,
+                    "  - {} leaves the sync (was at {})",
+                    r.object,
+                    place(b)
+                );
+            }
+        }
+        for m in &p.moved {
+            if let (Some(b), Some(h)) = (&m.base, &m.head) {
+                let _ = writeln!(
+                    out,
+                    "  ~ {} moves from {} to {}",
+                    m.object,
+                    place(b),
+                    place(h)
+                );
+            }
+        }
+        for hook in &app.changed_hooks {
+            if let Some(ObjectChange::Changed { manifest: m, .. }) =
+                app.objects.iter().find(|c| c.object() == hook)
+            {
+                let _ = writeln!(
+                    out,
+                    "  hook {hook} changed (Argo CD's diff leaves hooks out); on the head it is:"
+                );
+                for line in manifest(m).lines() {
+                    let _ = writeln!(out, "      {line}");
+                }
+            }
+        }
+        let (added, changed, removed) = counts(&app.objects);
+        let _ = writeln!(
+            out,
+            "  objects: {added} added, {changed} changed, {removed} removed"
+        );
+        for o in &app.objects {
+            match o {
+                ObjectChange::Added { object, .. } => {
+                    let _ = writeln!(out, "    + {object}");
+                }
+                ObjectChange::Removed { object, .. } => {
+                    let _ = writeln!(out, "    - {object}");
+                }
+                ObjectChange::Changed { object, fields, .. } => {
+                    let _ = writeln!(out, "    ~ {object}");
+                    for field in fields {
+                        let _ = writeln!(
+                            out,
+                            "        {}: {} -> {}",
+                            field.path,
+                            short(&field.base),
+                            short(&field.head)
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let list = |out: &mut String, title: &str, findings: &[Finding]| {
+        if findings.is_empty() {
+            return;
+        }
+        let _ = writeln!(out, "\n{title} ({}):", findings.len());
+        for f in findings {
+            let _ = writeln!(
+                out,
+                "  {} {} {} {} {} {}",
+                f.severity.to_string().to_uppercase(),
+                action(f.action),
+                f.rule_id,
+                f.resource.kind,
+                f.resource
+                    .namespace
+                    .as_ref()
+                    .map(|n| format!("{n}/{}", f.resource.name))
+                    .unwrap_or_else(|| f.resource.name.clone()),
+                location(f)
+            );
+            let _ = writeln!(out, "    {}", f.message);
+        }
+    };
+    list(&mut out, "New findings", &f.new);
+    list(&mut out, "Fixed findings", &f.fixed);
+    if !f.unchanged.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nUnchanged findings: {} (already on the base; they fail the run only with --fail-on-existing)",
+            f.unchanged.len()
+        );
+        for x in &f.unchanged {
+            let _ = writeln!(
+                out,
+                "  {} {} {}",
+                x.rule_id, x.resource.kind, x.resource.name
+            );
+        }
+    }
+    if !review.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nErrors on the head revision ({}):",
+            review.errors.len()
+        );
+        for e in &review.errors {
+            let _ = writeln!(out, "  {e}");
+        }
+    }
+    if !review.base_errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nErrors on the base revision ({}, not counted):",
+            review.base_errors.len()
+        );
+        for e in &review.base_errors {
+            let _ = writeln!(out, "  {e}");
+        }
+    }
+    out
+}

@@ -1,0 +1,208 @@
+//! One revision of a GitOps repository as `review` sees it: its Applications (read from the
+//! committed tree), each one's rendered objects and sync plan, and the findings over them all.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::evaluate::{EvaluateOptions, evaluate};
+use crate::finding::Report;
+use crate::manifest::load_str;
+use crate::model::Resource;
+use crate::model::argo::SyncOptions;
+use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, plan};
+use crate::policy::PolicySet;
+use crate::render::{AppSpec, RenderOptions, Repos, as_the_controller_sees, expand};
+
+/// One Application at one revision.
+#[derive(Debug)]
+pub struct AppState {
+    /// Where the Application is defined (`file:line`).
+    pub origin: Option<String>,
+    /// The Application that rendered this one (app-of-apps).
+    pub parent: Option<String>,
+    /// Its objects as the controller holds them.
+    pub objects: Vec<Resource>,
+    /// Argo CD's sync plan of those objects.
+    pub plan: Plan,
+    /// Why sources could not be rendered.
+    pub errors: Vec<String>,
+    /// Sources not rendered on purpose.
+    pub skipped: Vec<String>,
+}
+
+/// One revision.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The commit.
+    pub commit: String,
+    /// Applications by instance name.
+    pub apps: BTreeMap<String, AppState>,
+    /// Every finding over the Applications and their objects.
+    pub report: Report,
+}
+
+/// What a snapshot is taken with.
+pub struct SnapshotOptions<'a> {
+    /// Files or directories holding the Applications, relative to the checkout.
+    pub paths: &'a [PathBuf],
+    /// Repositories other than the checkout itself (`--repo`).
+    pub other_repos: &'a [(String, PathBuf)],
+    /// The checkout's remote URLs (its sources name it by one of them).
+    pub remote_urls: &'a [String],
+    pub render: &'a RenderOptions,
+    pub policies: &'a PolicySet,
+    pub evaluate: &'a EvaluateOptions,
+}
+
+/// Reads, renders, plans and checks the checkout at `dir` (commit `commit`).
+pub fn take(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Snapshot {
+    let (apps_input, mut errors) = applications(dir, o.paths);
+    let mut repos = Repos::default();
+    for (url, other) in o.other_repos {
+        repos.add(
+            url,
+            other.clone(),
+            &crate::git::head(other).unwrap_or_default(),
+        );
+    }
+    for url in o.remote_urls {
+        repos.add(url, dir.to_path_buf(), commit);
+    }
+    let expansion = expand(&apps_input, false, &repos, o.render);
+    let mut apps = BTreeMap::new();
+    for r in &expansion.rendered {
+        let spec = apps_input
+            .iter()
+            .chain(expansion.rendered.iter().flat_map(|x| x.resources.iter()))
+            .filter_map(AppSpec::from_resource)
+            .find(|s| s.instance_name(&o.render.control_plane_namespace) == r.app);
+        let objects: Vec<Resource> = r
+            .resources
+            .iter()
+            .map(|x| as_the_controller_sees(x.clone(), &r.destination_namespace))
+            .collect();
+        let plan = plan_of(
+            &objects,
+            spec.as_ref(),
+            &r.destination_namespace,
+            o.evaluate,
+        );
+        errors.extend(r.errors.iter().map(|e| {
+            format!(
+                "Application {} ({}): {e}",
+                r.app,
+                r.origin.as_deref().unwrap_or("?")
+            )
+        }));
+        apps.insert(
+            r.app.clone(),
+            AppState {
+                origin: r.origin.clone(),
+                parent: r.parent.clone(),
+                objects,
+                plan,
+                errors: r.errors.clone(),
+                skipped: r.skipped.clone(),
+            },
+        );
+    }
+    let mut all = apps_input;
+    all.extend(expansion.objects);
+    let report = evaluate(&all, o.policies, o.evaluate, errors);
+    Snapshot {
+        commit: commit.to_string(),
+        apps,
+        report,
+    }
+}
+
+/// The Applications under `paths` of the checkout: every YAML/JSON file that mentions
+/// `Application` and is not a template (`{{`), read with paths relative to the checkout.
+fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
+    let mut files = Vec::new();
+    for p in paths {
+        let full = dir.join(p);
+        if full.is_dir() {
+            walk(&full, &mut files);
+        } else if full.is_file() {
+            files.push(full);
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut resources = Vec::new();
+    let mut errors = Vec::new();
+    for f in files {
+        let Ok(text) = std::fs::read_to_string(&f) else {
+            continue;
+        };
+        if !text.contains("Application") || text.contains("{{") {
+            continue;
+        }
+        let label = f
+            .strip_prefix(dir)
+            .unwrap_or(&f)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let loaded = load_str(&label, &text);
+        if loaded
+            .resources
+            .iter()
+            .any(|r| AppSpec::from_resource(r).is_some())
+        {
+            errors.extend(loaded.errors.iter().map(ToString::to_string));
+            resources.extend(
+                loaded
+                    .resources
+                    .into_iter()
+                    .filter(|r| AppSpec::from_resource(r).is_some()),
+            );
+        }
+    }
+    (resources, errors)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        let name = e.file_name();
+        if name == ".git" {
+            continue;
+        }
+        if path.is_dir() {
+            walk(&path, out);
+        } else if path
+            .extension()
+            .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
+        {
+            out.push(path);
+        }
+    }
+}
+
+/// Argo CD's plan of one Application's objects (a first sync: nothing live).
+fn plan_of(
+    objects: &[Resource],
+    spec: Option<&AppSpec>,
+    destination_namespace: &str,
+    evaluate: &EvaluateOptions,
+) -> Plan {
+    let app = spec.map(|s| &s.app);
+    let settings = AppSettings {
+        destination_namespace: destination_namespace.to_string(),
+        sync_options: SyncOptions::from_items(
+            app.map(|a| a.sync_options.items.clone())
+                .unwrap_or_default(),
+        ),
+        prune: true,
+        managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
+        behaviours: evaluate.argocd.behaviours(),
+        ..AppSettings::default()
+    };
+    let mut input = PlanInput::new(objects, &[], settings);
+    input.cluster_apis = ClusterApis::assume_all();
+    plan(&input)
+}

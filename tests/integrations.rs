@@ -1,0 +1,543 @@
+//! The CI integrations' scripts, run here as CI runs them: `integrations/review.sh` (the GitHub
+//! Action's and the GitLab job's review step), `integrations/gitlab/job.sh`,
+//! `integrations/upsert-comment.py` against a local stub of the GitHub and GitLab APIs (the
+//! real ones cannot be reached from here), and the structure of `action.yml`, the GitLab template
+//! and `.pre-commit-hooks.yaml` (every script and input they name exists; the pre-commit hook's
+//! own command line run on the fixture).
+
+mod render_support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+
+use render_support::{repository, tools};
+use serde_json::{Value, json};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn python() -> Option<&'static str> {
+    let ok = Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 is needed by the integrations"
+        );
+        eprintln!("skipped: no python3");
+    }
+    ok.then_some("python3")
+}
+
+/// One request the stub received.
+#[derive(Debug, Clone)]
+struct Seen {
+    method: String,
+    path: String,
+    headers: Vec<(String, String)>,
+    body: Value,
+}
+
+type Route = dyn Fn(&str, &str) -> (u16, Value) + Send + Sync;
+
+/// A local HTTP stub: answers every request with `route(method, path)` and records it.
+fn stub(route: Box<Route>) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+            let mut line = String::new();
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let mut parts = line.split_whitespace();
+            let (method, path) = (
+                parts.next().unwrap_or_default().to_string(),
+                parts.next().unwrap_or_default().to_string(),
+            );
+            let mut headers = Vec::new();
+            let mut length = 0;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                    break;
+                }
+                if let Some((k, v)) = h.trim().split_once(':') {
+                    if k.eq_ignore_ascii_case("content-length") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                    headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = reader.read_exact(&mut body);
+            let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            let (status, answer) = route(&method, &path);
+            log.lock().expect("log").push(Seen {
+                method,
+                path,
+                headers,
+                body,
+            });
+            let text = answer.to_string();
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
+                text.len()
+            );
+        }
+    });
+    (url, seen)
+}
+
+fn comment_file(dir: &Path, text: &str) -> PathBuf {
+    let path = dir.join("comment.md");
+    std::fs::write(&path, text).expect("write");
+    path
+}
+
+fn upsert(python: &str, provider: &str, body: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(python);
+    c.arg(root().join("integrations/upsert-comment.py"))
+        .args(["--provider", provider, "--body"])
+        .arg(body)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("python3 runs")
+}
+
+#[test]
+fn the_github_comment_is_created_once_then_updated_in_place() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let body = comment_file(
+        dir.path(),
+        "<!-- syncguard-review -->\n## syncguard review\nnew\n",
+    );
+    // Page 1 is full of other comments, page 2 holds ours: it is found and updated.
+    let (url, seen) = stub(Box::new(|method, path| match (method, path) {
+        ("GET", p) if p.ends_with("page=1") => (
+            200,
+            Value::Array((0..100).map(|i| json!({"id": i, "body": "lgtm"})).collect()),
+        ),
+        ("GET", _) => (
+            200,
+            json!([{"id": 4242, "body": "<!-- syncguard-review -->\nold"}]),
+        ),
+        _ => (200, json!({"id": 4242})),
+    }));
+    let env = [
+        ("GITHUB_API_URL", url.as_str()),
+        ("GITHUB_REPOSITORY", "org/gitops"),
+        ("GITHUB_TOKEN", "t0ken"),
+    ];
+    let event = dir.path().join("event.json");
+    std::fs::write(
+        &event,
+        r#"{"pull_request": {"number": 17, "base": {"sha": "abc"}}}"#,
+    )
+    .expect("event");
+    let mut with_event = env.to_vec();
+    with_event.push(("GITHUB_EVENT_PATH", event.to_str().expect("utf-8")));
+    let out = upsert(python, "github", &body, &with_event);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = seen.lock().expect("log").clone();
+    let calls: Vec<(String, String)> = requests
+        .iter()
+        .map(|s| (s.method.clone(), s.path.clone()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            (
+                "GET".to_string(),
+                "/repos/org/gitops/issues/17/comments?per_page=100&page=1".to_string()
+            ),
+            (
+                "GET".to_string(),
+                "/repos/org/gitops/issues/17/comments?per_page=100&page=2".to_string()
+            ),
+            (
+                "PATCH".to_string(),
+                "/repos/org/gitops/issues/comments/4242".to_string()
+            ),
+        ]
+    );
+    assert_eq!(
+        requests[2].body["body"],
+        "<!-- syncguard-review -->\n## syncguard review\nnew\n"
+    );
+    assert!(
+        requests[0]
+            .headers
+            .contains(&("authorization".into(), "Bearer t0ken".into()))
+    );
+
+    // No comment of ours yet: one is created.
+    let (url, seen) = stub(Box::new(|method, _| match method {
+        "GET" => (200, json!([{"id": 1, "body": "first!"}])),
+        _ => (201, json!({"id": 2})),
+    }));
+    let env = [
+        ("GITHUB_API_URL", url.as_str()),
+        ("GITHUB_REPOSITORY", "org/gitops"),
+        ("GITHUB_TOKEN", "t0ken"),
+    ];
+    let mut c = Command::new(python);
+    let out = c
+        .arg(root().join("integrations/upsert-comment.py"))
+        .args(["--provider", "github", "--number", "9", "--body"])
+        .arg(&body)
+        .envs(env)
+        .output()
+        .expect("python3");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last = seen
+        .lock()
+        .expect("log")
+        .last()
+        .cloned()
+        .expect("a request");
+    assert_eq!(
+        (last.method.as_str(), last.path.as_str()),
+        ("POST", "/repos/org/gitops/issues/9/comments")
+    );
+}
+
+#[test]
+fn the_gitlab_note_is_updated_and_api_errors_are_named() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let body = comment_file(dir.path(), "<!-- syncguard-review -->\nreview\n");
+    let (url, seen) = stub(Box::new(|method, _| match method {
+        "GET" => (
+            200,
+            json!([{"id": 7, "body": "<!-- syncguard-review -->\nold"}]),
+        ),
+        _ => (200, json!({"id": 7})),
+    }));
+    let api = format!("{url}/api/v4");
+    let env = [
+        ("CI_API_V4_URL", api.as_str()),
+        ("CI_PROJECT_ID", "42"),
+        ("CI_MERGE_REQUEST_IID", "3"),
+        ("SYNCGUARD_GITLAB_TOKEN", "glpat"),
+    ];
+    let out = upsert(python, "gitlab", &body, &env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = seen.lock().expect("log").clone();
+    assert_eq!(requests[1].method, "PUT");
+    assert_eq!(
+        requests[1].path,
+        "/api/v4/projects/42/merge_requests/3/notes/7"
+    );
+    assert!(
+        requests[0]
+            .headers
+            .contains(&("private-token".into(), "glpat".into()))
+    );
+
+    // The API refuses: exit 2 and the answer is shown.
+    let (url, _) = stub(Box::new(|_, _| (403, json!({"message": "403 Forbidden"}))));
+    let api = format!("{url}/api/v4");
+    let env = [
+        ("CI_API_V4_URL", api.as_str()),
+        ("CI_PROJECT_ID", "42"),
+        ("CI_MERGE_REQUEST_IID", "3"),
+        ("SYNCGUARD_GITLAB_TOKEN", "glpat"),
+    ];
+    let out = upsert(python, "gitlab", &body, &env);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("HTTP 403"),
+        "{out:?}"
+    );
+    // A body that is not a syncguard comment is refused before any request.
+    let other = comment_file(dir.path(), "hello\n");
+    let out = upsert(python, "gitlab", &other, &env);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn script(path: &str, dir: &Path, env: &[(&str, String)]) -> Output {
+    let mut c = Command::new("bash");
+    c.arg(root().join(path)).current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("bash runs")
+}
+
+#[test]
+fn the_review_step_writes_every_file_and_its_exit_code() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    if python().is_none() {
+        return;
+    }
+    let (repo, base, _) = repository(true);
+    let out_dir = tempfile::tempdir().expect("temp");
+    let outputs = out_dir.path().join("github-output");
+    let summary = out_dir.path().join("summary.md");
+    let event = out_dir.path().join("event.json");
+    std::fs::write(
+        &event,
+        json!({"pull_request": {"number": 5, "base": {"sha": base}}}).to_string(),
+    )
+    .expect("event");
+    let files = out_dir.path().join("files");
+    let env = [
+        ("SYNCGUARD", env!("CARGO_BIN_EXE_syncguard").to_string()),
+        ("SYNCGUARD_HELM", helm.display().to_string()),
+        ("SYNCGUARD_KUSTOMIZE", kustomize.display().to_string()),
+        (
+            "SYNCGUARD_PATHS",
+            "apps/children/web.yaml apps/children/config.yaml".into(),
+        ),
+        ("GITHUB_EVENT_PATH", event.display().to_string()),
+        ("GITHUB_OUTPUT", outputs.display().to_string()),
+        ("GITHUB_STEP_SUMMARY", summary.display().to_string()),
+        ("SYNCGUARD_OUT_DIR", files.display().to_string()),
+    ];
+    let out = script("integrations/review.sh", repo.path(), &env);
+    // The step itself succeeds; the verdict is its output.
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("New findings (1)"), "{text}");
+    let written = std::fs::read_to_string(&outputs).expect("outputs");
+    assert!(written.contains("exit-code=1\n"), "{written}");
+    assert!(
+        written.contains(&format!("markdown={}/comment.md", files.display())),
+        "{written}"
+    );
+    for f in [
+        "comment.md",
+        "syncguard.sarif",
+        "gl-code-quality.json",
+        "review.json",
+    ] {
+        assert!(files.join(f).is_file(), "{f} missing");
+    }
+    let quality: Value = serde_json::from_str(
+        &std::fs::read_to_string(files.join("gl-code-quality.json")).expect("cq"),
+    )
+    .expect("Code Quality JSON");
+    assert_eq!(quality[0]["check_name"], "SG201");
+    assert_eq!(
+        quality[0]["location"]["path"],
+        "charts/web/templates/seed-job.yaml"
+    );
+    assert!(
+        std::fs::read_to_string(&summary)
+            .expect("summary")
+            .starts_with("<!-- syncguard-review -->")
+    );
+}
+
+#[test]
+fn the_gitlab_job_reviews_posts_its_note_and_fails_on_the_new_finding() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    if python().is_none() {
+        return;
+    }
+    let (repo, base, _) = repository(true);
+    let (url, seen) = stub(Box::new(|method, _| match method {
+        "GET" => (200, json!([])),
+        _ => (201, json!({"id": 1})),
+    }));
+    let env = [
+        ("SYNCGUARD", env!("CARGO_BIN_EXE_syncguard").to_string()),
+        ("SYNCGUARD_HELM", helm.display().to_string()),
+        ("SYNCGUARD_KUSTOMIZE", kustomize.display().to_string()),
+        ("SYNCGUARD_PATHS", "apps/children/web.yaml".into()),
+        ("CI_MERGE_REQUEST_DIFF_BASE_SHA", base),
+        ("CI_PROJECT_DIR", repo.path().display().to_string()),
+        ("CI_API_V4_URL", format!("{url}/api/v4")),
+        ("CI_PROJECT_ID", "42".into()),
+        ("CI_MERGE_REQUEST_IID", "3".into()),
+        ("SYNCGUARD_GITLAB_TOKEN", "glpat".into()),
+    ];
+    let out = script("integrations/gitlab/job.sh", repo.path(), &env);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        repo.path()
+            .join(".syncguard/gl-code-quality.json")
+            .is_file()
+    );
+    let requests = seen.lock().expect("log").clone();
+    let post = requests
+        .iter()
+        .find(|r| r.method == "POST")
+        .expect("a note was posted");
+    assert_eq!(post.path, "/api/v4/projects/42/merge_requests/3/notes");
+    assert!(
+        post.body["body"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("SG201")
+    );
+}
+
+fn yaml(path: &str) -> Value {
+    let text = std::fs::read_to_string(root().join(path)).expect("read");
+    syncguard::manifest::parse_yaml_value(&text).expect("YAML")
+}
+
+#[test]
+fn action_yml_names_only_scripts_and_inputs_that_exist() {
+    let action = yaml("action.yml");
+    assert_eq!(action["runs"]["using"], "composite");
+    let inputs = action["inputs"].as_object().expect("inputs");
+    let text = std::fs::read_to_string(root().join("action.yml")).expect("read");
+    for used in text.split("inputs.").skip(1) {
+        let name: String = used
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        assert!(
+            inputs.contains_key(&name),
+            "action.yml uses undeclared input {name}"
+        );
+    }
+    for step in action["runs"]["steps"].as_array().expect("steps") {
+        let run = step["run"].as_str().unwrap_or_default();
+        for part in run.split("$GITHUB_ACTION_PATH/").skip(1) {
+            let file: String = part
+                .chars()
+                .take_while(|c| !c.is_whitespace() && *c != '"')
+                .collect();
+            assert!(
+                root().join(&file).is_file(),
+                "action.yml runs {file}, which does not exist"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_gitlab_template_runs_the_tested_job_and_publishes_its_report() {
+    let text = std::fs::read_to_string(root().join("integrations/gitlab/syncguard-review.yml"))
+        .expect("read");
+    let (spec, jobs) = text
+        .split_once("\n---\n")
+        .expect("a spec document and a jobs document");
+    let spec = syncguard::manifest::parse_yaml_value(spec).expect("spec YAML");
+    let jobs = syncguard::manifest::parse_yaml_value(jobs).expect("jobs YAML");
+    let job = &jobs["syncguard-review"];
+    let script = job["script"].as_array().expect("script");
+    assert!(script.iter().any(|l| {
+        l.as_str()
+            .is_some_and(|l| l.contains("/integrations/gitlab/job.sh"))
+    }));
+    assert_eq!(
+        job["artifacts"]["reports"]["codequality"],
+        ".syncguard/gl-code-quality.json"
+    );
+    let inputs = spec["spec"]["inputs"].as_object().expect("inputs");
+    for used in text.split("inputs.").skip(1) {
+        let name: String = used
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        assert!(
+            inputs.contains_key(&name),
+            "template uses undeclared input {name}"
+        );
+    }
+}
+
+#[test]
+fn the_pre_commit_hook_checks_the_changed_applications() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    let hooks = yaml(".pre-commit-hooks.yaml");
+    let hook = &hooks[0];
+    assert_eq!(hook["id"], "syncguard-check");
+    assert_eq!(hook["language"], "rust");
+    let files = hook["files"].as_str().expect("files");
+    let (repo, _, _) = repository(true);
+    // The files a commit changes, filtered as pre-commit filters them.
+    let changed = [
+        "apps/children/web.yaml",
+        "charts/web/templates/seed-job.yaml",
+        "README.md",
+    ];
+    let matcher = |f: &str| {
+        // `^(apps|applications|argocd)/.*\.(ya?ml|json)$`, checked without a regex crate.
+        files.starts_with("^(apps|applications|argocd)/")
+            && ["apps/", "applications/", "argocd/"]
+                .iter()
+                .any(|p| f.starts_with(p))
+            && [".yaml", ".yml", ".json"].iter().any(|e| f.ends_with(e))
+    };
+    let passed: Vec<&str> = changed.iter().copied().filter(|f| matcher(f)).collect();
+    assert_eq!(passed, ["apps/children/web.yaml"]);
+    let entry: Vec<&str> = hook["entry"]
+        .as_str()
+        .expect("entry")
+        .split_whitespace()
+        .collect();
+    assert_eq!(entry[0], "syncguard");
+    let bin = Path::new(env!("CARGO_BIN_EXE_syncguard"))
+        .parent()
+        .expect("bin dir");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new(entry[0])
+        .args(&entry[1..])
+        .args(&passed)
+        .current_dir(repo.path())
+        .env("PATH", &path)
+        .env("SYNCGUARD_HELM", &helm)
+        .env("SYNCGUARD_KUSTOMIZE", &kustomize)
+        .output()
+        .expect("the hook's entry runs");
+    // The head's web Application renders the PreSync hook that waits for a later Secret.
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("SG201"));
+}

@@ -1,0 +1,317 @@
+//! `syncguard review` on the GitOps fixture of `tests/fixtures/gitops/`: the head adds a PreSync
+//! hook that needs a Secret created later, changes a hook's command and moves a wave. Golden
+//! files `tests/fixtures/golden/review-gitops.{txt,json,md}`; after an intended change,
+//! `UPDATE_GOLDEN=1 cargo test --test review` and review the diff.
+
+mod render_support;
+
+use std::path::{Path, PathBuf};
+
+use render_support::{git, repository, syncguard, tools};
+
+fn review(dir: &Path, tools: &(PathBuf, PathBuf), args: &[&str]) -> (i32, String, String) {
+    let mut all: Vec<String> = vec!["review".into()];
+    all.extend(args.iter().map(|s| s.to_string()));
+    all.extend([
+        "--helm".to_string(),
+        tools.0.display().to_string(),
+        "--kustomize".into(),
+        tools.1.display().to_string(),
+    ]);
+    let all: Vec<&str> = all.iter().map(String::as_str).collect();
+    let out = syncguard(dir, &all);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run UPDATE_GOLDEN=1 cargo test --test review",
+            path.display()
+        )
+    });
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from {} from line {}:\n- {}\n+ {}\n(UPDATE_GOLDEN=1 cargo test --test review \
+             rewrites it; review the diff)",
+            path.display(),
+            first + 1,
+            expected.lines().nth(first).unwrap_or("<end>"),
+            actual.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
+
+#[test]
+fn the_fixture_change_is_reviewed_in_text_json_and_markdown() {
+    let Some(tools) = tools() else { return };
+    let (repo, base, head) = repository(true);
+    for (format, file) in [
+        ("text", "review-gitops.txt"),
+        ("json", "review-gitops.json"),
+        ("markdown", "review-gitops.md"),
+    ] {
+        let (code, stdout, stderr) = review(
+            repo.path(),
+            &tools,
+            &["--base", "main~1", "--format", format],
+        );
+        // The broken chart is an error on the head: exit 2, everything else still reviewed.
+        assert_eq!(code, 2, "{format}: {stderr}");
+        golden(file, &stdout);
+        if format == "json" {
+            let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+            assert_eq!(v["base"], base.as_str());
+            assert_eq!(v["head"], head.as_str());
+        }
+    }
+}
+
+#[test]
+fn each_change_of_the_head_is_reported() {
+    let Some(tools) = tools() else { return };
+    let (repo, _, _) = repository(true);
+    let (_, stdout, _) = review(
+        repo.path(),
+        &tools,
+        &["--base", "main~1", "--format", "json"],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
+    let app = |name: &str| {
+        v["applications"]
+            .as_array()
+            .expect("applications")
+            .iter()
+            .find(|a| a["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} not in {v:#}"))
+    };
+    let web = app("web");
+    // The new PreSync hook joins the sync in its first step...
+    let added = &web["plan"]["added"];
+    assert!(
+        added
+            .as_array()
+            .expect("added")
+            .iter()
+            .any(|a| a["object"]["name"] == "storefront-seed"
+                && a["head"]["phase"] == "PreSync"
+                && a["head"]["hook"] == true),
+        "{added:#}"
+    );
+    // ...and is the one new finding, blocking: its Secret is created in a later step.
+    let new = v["findings"]["new"].as_array().expect("new");
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert_eq!(new[0]["rule_id"], "SG201");
+    assert_eq!(new[0]["resource"]["name"], "storefront-seed");
+    assert_eq!(v["summary"]["findings_blocking"], 1);
+    // The changed hook is named, and its diff is the command.
+    assert_eq!(web["changed_hooks"][0]["name"], "storefront-migrate");
+    let changed = web["objects"]
+        .as_array()
+        .expect("objects")
+        .iter()
+        .find(|o| o["change"] == "changed")
+        .expect("a changed object");
+    assert_eq!(
+        changed["fields"][0]["path"],
+        "/spec/template/spec/containers/0/command"
+    );
+    // The wave move.
+    let moved = &app("config")["plan"]["moved"][0];
+    assert_eq!(moved["object"]["name"], "prod-api-settings");
+    assert_eq!(
+        (
+            moved["base"]["wave"].as_i64(),
+            moved["head"]["wave"].as_i64()
+        ),
+        (Some(1), Some(-1))
+    );
+    // Unchanged Applications are not listed; the unchanged finding is counted as such.
+    assert_eq!(v["applications"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["summary"]["findings_unchanged"], 1);
+}
+
+#[test]
+fn exit_codes_follow_new_blocking_findings_and_errors() {
+    let Some(tools) = tools() else { return };
+    let (repo, _, _) = repository(true);
+    let children = ["apps/children/web.yaml", "apps/children/config.yaml"];
+    // Without the broken Application: exit 1 on the new blocking finding.
+    let mut args = vec!["--base", "main~1"];
+    args.extend(children);
+    assert_eq!(review(repo.path(), &tools, &args).0, 1);
+    // No change: nothing new, exit 0 — also with a warn threshold, the existing SG403 warning
+    // counts only with --fail-on-existing.
+    let same = [
+        "--base",
+        "main",
+        "--fail-on",
+        "warn",
+        "apps/children/static.yaml",
+        "apps/children/web.yaml",
+    ];
+    let (code, stdout, _) = review(repo.path(), &tools, &same);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("0 of 2 Applications changed"), "{stdout}");
+    let mut existing = same.to_vec();
+    existing.push("--fail-on-existing");
+    assert_eq!(review(repo.path(), &tools, &existing).0, 1);
+    // A base that does not exist: exit 2, said plainly, nothing left behind.
+    let (code, _, stderr) = review(repo.path(), &tools, &["--base", "no-such-branch"]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("base: revision \"no-such-branch\" does not exist"),
+        "{stderr}"
+    );
+    let worktrees = git(repo.path(), &["worktree", "list"]);
+    assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
+    assert_eq!(
+        git(repo.path(), &["status", "--porcelain", "--ignored"]),
+        ""
+    );
+}
+
+#[test]
+fn the_markdown_comment_stays_within_its_budget_on_a_500_object_change() {
+    let Some(tools) = tools() else { return };
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", render_support::REPO_URL]);
+    let write_apps = |value: &str| {
+        for app in 0..5 {
+            let mut apps = format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: bulk-{app}, namespace: argocd}}\n\
+                 spec:\n  destination: {{namespace: bulk}}\n  source: {{repoURL: '{}', path: bulk/{app}}}\n",
+                render_support::REPO_URL
+            );
+            apps.push('\n');
+            std::fs::create_dir_all(root.join("apps")).expect("mkdir");
+            std::fs::write(root.join(format!("apps/bulk-{app}.yaml")), apps).expect("write");
+            std::fs::create_dir_all(root.join(format!("bulk/{app}"))).expect("mkdir");
+            let mut objects = String::new();
+            for n in 0..100 {
+                objects.push_str(&format!(
+                    "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{n:03}}}\n\
+                     data: {{a: '{value}', b: '{value}', c: '{value}', d: '{value}', note: 'unchanged {n}'}}\n"
+                ));
+            }
+            std::fs::write(root.join(format!("bulk/{app}/objects.yaml")), objects).expect("write");
+        }
+    };
+    write_apps("one");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "base"]);
+    write_apps("two");
+    git(root, &["commit", "-q", "-am", "head"]);
+    let (code, stdout, stderr) =
+        review(root, &tools, &["--base", "main~1", "--format", "markdown"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.len() <= 65_536, "{} bytes", stdout.len());
+    assert!(stdout.starts_with("<!-- syncguard-review -->"));
+    assert!(stdout.contains("5 of 5 Applications changed"), "{stdout}");
+    // 500 changed objects with their fields (over 100 KB) do not fit: the note says what was
+    // left out.
+    assert!(stdout.contains("**Truncated:**"), "{stdout}");
+    // A smaller budget is kept too.
+    let (_, small, _) = review(
+        root,
+        &tools,
+        &[
+            "--base",
+            "main~1",
+            "--format",
+            "markdown",
+            "--markdown-budget",
+            "4000",
+        ],
+    );
+    assert!(small.len() <= 4000, "{} bytes", small.len());
+    assert!(small.contains("**Truncated:**"), "{small}");
+}
+
+#[test]
+fn sarif_marks_new_findings_and_points_into_the_chart() {
+    let Some(tools) = tools() else { return };
+    let (repo, _, _) = repository(true);
+    let (_, stdout, _) = review(
+        repo.path(),
+        &tools,
+        &["--base", "main~1", "--format", "sarif"],
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&stdout).expect("SARIF is JSON");
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sarif-2.1.0.json"),
+        )
+        .expect("schema"),
+    )
+    .expect("schema JSON");
+    let validator = jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .expect("schema compiles");
+    let problems: Vec<String> = validator
+        .iter_errors(&sarif)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(problems.is_empty(), "{problems:#?}");
+    let results = sarif["runs"][0]["results"].as_array().expect("results");
+    let summary: Vec<(String, String, String)> = results
+        .iter()
+        .map(|r| {
+            (
+                r["ruleId"].as_str().unwrap_or_default().to_string(),
+                r["baselineState"].as_str().unwrap_or_default().to_string(),
+                r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            (
+                "SG201".to_string(),
+                "new".to_string(),
+                "charts/web/templates/seed-job.yaml".to_string()
+            ),
+            (
+                "SG403".to_string(),
+                "unchanged".to_string(),
+                "manifests/static/namespace.yaml".to_string()
+            ),
+        ]
+    );
+    let rules: Vec<&str> = sarif["runs"][0]["tool"]["driver"]["rules"]
+        .as_array()
+        .expect("rules")
+        .iter()
+        .filter_map(|r| r["id"].as_str())
+        .collect();
+    assert_eq!(rules, ["SG201", "SG403"]);
+    let indices: Vec<i64> = results
+        .iter()
+        .filter_map(|r| r["ruleIndex"].as_i64())
+        .collect();
+    assert_eq!(indices, [0, 1]);
+}
