@@ -492,6 +492,42 @@ scenario_argocd_chart() {
     app_stop syncguard
 }
 
+# The real repo-server as the referee of `syncguard render`: the Applications of
+# tests/e2e/referee/apps.yaml (Helm with value files, globs, parameters, valuesObject, release
+# name, namespace, kube and API versions; Kustomize with name prefix/suffix, images, labels,
+# annotations, patches, replicas, namespace and components; directory with include, exclude and
+# recurse; a multi-source Application with `$values`) are created in Argo CD, which renders them
+# when it compares them (no sync); the manifests its repo-server cached in redis must equal
+# `syncguard render`'s, field for field, for every one of them.
+scenario_argocd_render_referee() {
+    [[ -x "$ROOT/.tools/render-bin/helm" && -x "$ROOT/.tools/render-bin/kustomize" ]] ||
+        skip "no helm/kustomize in .tools/render-bin (scripts/install-render-tools.sh)"
+    local revision url apps="$WORK/referee-apps.yaml" rendered="$WORK/referee-rendered.yaml"
+    revision="$(as_git_publish referee "$ROOT"/tests/e2e/referee/repo/*)" || fail "publishing the referee repository failed"
+    url="$(as_git_url)"
+    sed "s#__REPO__#$url#g" "$ROOT/tests/e2e/referee/apps.yaml" >"$apps"
+    k apply -f "$apps" >/dev/null || fail "creating the referee Applications failed"
+    local names
+    names="$(python3 -c 'import sys,json; d=open(sys.argv[1]).read().split("\n---\n")[1:]; print(" ".join(json.loads(x)["metadata"]["name"] for x in d))' "$apps")"
+    local n
+    for n in $names; do
+        app_wait "$n" 120 "compared at $revision" \
+            "(.status.sync.revision // \"\") == \"$revision\" or ((.status.sync.revisions // []) | index(\"$revision\") != null)"
+    done
+    # The version and API groups the controller passes come from the cluster; syncguard is told
+    # the same.
+    local server apis
+    server="$(k version -o json | jq -r .serverVersion.gitVersion)"
+    apis="$(k api-versions | paste -sd, -)"
+    (cd "$AS_GIT_WORK" && "$SYNCGUARD" render "$apps" --repo "$url=$AS_GIT_WORK" \
+        --helm "$ROOT/.tools/render-bin/helm" --kustomize "$ROOT/.tools/render-bin/kustomize" \
+        --kube-version "$server" --api-versions "$apis" >"$rendered" 2>"$WORK/referee-render.err") ||
+        { cat "$WORK/referee-render.err" >&2; fail "syncguard render failed"; }
+    python3 "$ROOT/tests/e2e/referee.py" --redis-port "$AS_REDIS_PORT" --revision "$revision" \
+        --render "$rendered" --apps 12 || fail "syncguard render differs from Argo CD's repo-server"
+    for n in $names; do app_stop "$n"; done
+}
+
 # --- the controller as the oracle of `syncguard plan` ---------------------------------------
 
 # oracle_record CASE [SCOPE]: what the API server's audit log holds about Application CASE and

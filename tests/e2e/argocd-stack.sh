@@ -243,6 +243,14 @@ spec:
 EOF
 }
 
+# The helm and kustomize the pinned Argo CD release bundles (scripts/install-render-tools.sh),
+# first on the repo-server's PATH when they are installed, as they are in Argo CD's image.
+as_render_bin() {
+    if [[ -x "$AS_ROOT/.tools/render-bin/helm" && -x "$AS_ROOT/.tools/render-bin/kustomize" ]]; then
+        printf '%s:' "$AS_ROOT/.tools/render-bin"
+    fi
+}
+
 # repo-server and application-controller, with per-run data directories (the ask-pass socket
 # and TLS/SSH/GPG paths default to fixed places under /tmp).
 as_start_argocd() {
@@ -262,6 +270,7 @@ as_start_argocd() {
     as_spawn redis redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
         --dir "$AS_DIR/argocd/tmp"
     as_wait redis "$AS_LAST_PID" 30 redis-cli -p "$redis_port" ping || return 1
+    AS_REDIS_PORT="$redis_port"
 
     local env=(
         env "KUBECONFIG=$kc" ARGOCD_FAKE_IN_CLUSTER=true
@@ -269,7 +278,7 @@ as_start_argocd() {
         "ARGOCD_TLS_DATA_PATH=$AS_DIR/argocd/tls" "ARGOCD_SSH_DATA_PATH=$AS_DIR/argocd/ssh"
         "ARGOCD_GNUPGHOME=$AS_DIR/argocd/gpg/keys" "ARGOCD_GPG_DATA_PATH=$AS_DIR/argocd/gpg/source"
         ARGOCD_GPG_ENABLED=false "ARGOCD_ASK_PASS_SOCK=$AS_DIR/argocd/asksock"
-        "PATH=$AS_DIR/argocd/bin:$AS_BIN:$PATH"
+        "PATH=$AS_DIR/argocd/bin:$(as_render_bin)$AS_BIN:$PATH"
     )
     repo_port="$(cp_free_port)" && AS_REPO_METRICS="$(cp_free_port)" || return 1
     as_spawn argocd-repo-server "${env[@]}" ARGOCD_BINARY_NAME=argocd-repo-server "$AS_BIN/argocd" \

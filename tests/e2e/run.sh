@@ -61,6 +61,7 @@ ARGOCD_SCENARIOS=(
     argocd_rule_claims
     argocd_models
     argocd_chart
+    argocd_render_referee
 )
 SKIPPED=()
 if [[ "${E2E_ARGOCD:-1}" != 0 ]]; then
