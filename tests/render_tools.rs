@@ -307,3 +307,34 @@ fn check_and_plan_render_the_applications_of_a_gitops_repository() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+#[test]
+fn an_application_set_generates_its_applications_which_are_rendered_in_turn() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    let (repo, _, _) = repository(false);
+    let (code, stdout, stderr) = render(repo.path(), &helm, &kustomize, &["apps/services.yaml"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("ApplicationSet services (apps/services.yaml:1): 2 Application(s)"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(
+            "Application svc-cart (apps/services.yaml:1, rendered by services): 1 object(s)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stdout
+            .contains("\"argocd.argoproj.io/tracking-id\": \"svc-search:/Service:search/search\""),
+        "{stdout}"
+    );
+    // The generated Applications themselves are printed, as the ApplicationSet controller would
+    // create them (its finalizer, the ApplicationSet's namespace).
+    assert!(
+        stdout.contains("\"resources-finalizer.argocd.argoproj.io\""),
+        "{stdout}"
+    );
+}

@@ -143,8 +143,14 @@ fn each_change_of_the_head_is_reported() {
         ),
         (Some(1), Some(-1))
     );
+    // The ApplicationSet generates one more Application, which is rendered and listed as added.
+    let services = app("services");
+    assert_eq!(services["application_set"], true);
+    assert_eq!(services["objects"][0]["change"], "added");
+    assert_eq!(services["objects"][0]["object"]["name"], "svc-orders");
+    assert_eq!(app("svc-orders")["status"], "added");
     // Unchanged Applications are not listed; the unchanged finding is counted as such.
-    assert_eq!(v["applications"].as_array().map(Vec::len), Some(2));
+    assert_eq!(v["applications"].as_array().map(Vec::len), Some(4));
     assert_eq!(v["summary"]["findings_unchanged"], 1);
 }
 

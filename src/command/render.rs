@@ -42,7 +42,12 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                     None => format!("{}:{}", o.file, o.start.line),
                 })
                 .unwrap_or_default();
-            writeln!(out, "---\n# Application {} ({from}): {file}", app.app)?;
+            let kind = if app.application_set {
+                "ApplicationSet"
+            } else {
+                "Application"
+            };
+            writeln!(out, "---\n# {kind} {} ({from}): {file}", app.app)?;
             writeln!(out, "{}", serde_json::to_string_pretty(&r.raw)?)?;
         }
         say(app);
@@ -64,11 +69,19 @@ pub(crate) fn say(app: &Rendered) {
         .as_ref()
         .map(|p| format!(", rendered by {p}"))
         .unwrap_or_default();
-    eprintln!(
-        "syncguard: Application {} ({from}{parent}): {} object(s)",
-        app.app,
-        app.resources.len()
-    );
+    if app.application_set {
+        eprintln!(
+            "syncguard: ApplicationSet {} ({from}): {} Application(s)",
+            app.app,
+            app.resources.len()
+        );
+    } else {
+        eprintln!(
+            "syncguard: Application {} ({from}{parent}): {} object(s)",
+            app.app,
+            app.resources.len()
+        );
+    }
     for s in &app.skipped {
         eprintln!("syncguard:   skipped {s}");
     }
@@ -122,6 +135,14 @@ pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
     errors
 }
 
+fn kind(app: &Rendered) -> &'static str {
+    if app.application_set {
+        "ApplicationSet"
+    } else {
+        "Application"
+    }
+}
+
 /// One error line per Application error (and per source not rendered, with `always`), naming
 /// the Application and its file.
 pub(crate) fn app_errors(rendered: &[Rendered], always: bool) -> Vec<String> {
@@ -131,13 +152,13 @@ pub(crate) fn app_errors(rendered: &[Rendered], always: bool) -> Vec<String> {
         errors.extend(
             app.errors
                 .iter()
-                .map(|e| format!("Application {} ({from}): {e}", app.app)),
+                .map(|e| format!("{} {} ({from}): {e}", kind(app), app.app)),
         );
         if always {
             errors.extend(
                 app.skipped
                     .iter()
-                    .map(|s| format!("Application {} ({from}): not rendered: {s}", app.app)),
+                    .map(|s| format!("{} {} ({from}): not rendered: {s}", kind(app), app.app)),
             );
         }
     }

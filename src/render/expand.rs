@@ -31,13 +31,14 @@ pub fn expand(
     let roots: Vec<Resource> = input
         .iter()
         .filter(|r| {
-            AppSpec::from_resource(r).is_some_and(|spec| {
-                always
-                    || spec
-                        .sources
-                        .iter()
-                        .any(|s| repos.dir_for(&s.repo_url).is_some())
-            })
+            super::appset::is_application_set(r)
+                || AppSpec::from_resource(r).is_some_and(|spec| {
+                    always
+                        || spec
+                            .sources
+                            .iter()
+                            .any(|s| repos.dir_for(&s.repo_url).is_some())
+                })
         })
         .cloned()
         .collect();

@@ -13,6 +13,7 @@
 //! multi-source Applications with `$ref` value files. Config management plugins and Jsonnet
 //! cannot be rendered outside Argo CD and are reported as such.
 
+mod appset;
 mod directory;
 mod env;
 mod expand;
@@ -28,6 +29,7 @@ use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
+pub use appset::is_application_set;
 pub use env::{AppEnv, EnvInputs};
 pub use expand::{Expansion, expand};
 pub use helm::{parse_kube_version, template_file};
@@ -178,7 +180,7 @@ pub(crate) fn missing_tool(tool: &str, given: &str) -> String {
     )
 }
 
-/// One Application's render.
+/// One Application's render (or one ApplicationSet's Applications).
 #[derive(Debug)]
 pub struct Rendered {
     /// The Application's instance name (as in its tracking ids).
@@ -195,6 +197,8 @@ pub struct Rendered {
     pub parent: Option<String>,
     /// `spec.destination.namespace`.
     pub destination_namespace: String,
+    /// An ApplicationSet: `resources` are the Applications it generates.
+    pub application_set: bool,
 }
 
 /// How deep app-of-apps renders go (a parent, its children, their children...).
@@ -216,21 +220,41 @@ pub fn render_all_except(
 ) -> Vec<Rendered> {
     let mut out = Vec::new();
     let mut seen = done;
-    let mut queue: Vec<(Resource, AppSpec, Option<String>, usize)> = resources
+    let mut queue: Vec<(Resource, Option<AppSpec>, Option<String>, usize)> = resources
         .iter()
-        .filter_map(|r| AppSpec::from_resource(r).map(|spec| (r.clone(), spec, None, 0)))
+        .filter_map(|r| {
+            if appset::is_application_set(r) {
+                return Some((r.clone(), None, None, 0));
+            }
+            AppSpec::from_resource(r).map(|spec| (r.clone(), Some(spec), None, 0))
+        })
         .collect();
     queue.reverse();
     while let Some((r, spec, parent, depth)) = queue.pop() {
-        let name = spec.instance_name(&options.control_plane_namespace);
-        if !seen.insert(name) {
-            continue;
-        }
-        let mut rendered = render_app(&r, &spec, repos, options);
+        let (mut rendered, parent_namespace) = match &spec {
+            Some(spec) => {
+                if !seen.insert(spec.instance_name(&options.control_plane_namespace)) {
+                    continue;
+                }
+                (
+                    render_app(&r, spec, repos, options),
+                    spec.app.destination_namespace.clone(),
+                )
+            }
+            None => {
+                if !seen.insert(format!("ApplicationSet {}", r.name)) {
+                    continue;
+                }
+                let namespace = r
+                    .namespace
+                    .clone()
+                    .unwrap_or_else(|| options.control_plane_namespace.clone());
+                (generate_set(&r, repos, options), namespace)
+            }
+        };
         rendered.parent = parent;
         if depth + 1 < MAX_APP_DEPTH {
             // Children go next, before the parent's siblings, in their order.
-            let parent_namespace = &spec.app.destination_namespace;
             let mut children: Vec<_> = rendered
                 .resources
                 .iter()
@@ -243,7 +267,7 @@ pub fn render_all_except(
                     }
                     Some((
                         child.clone(),
-                        child_spec,
+                        Some(child_spec),
                         Some(rendered.app.clone()),
                         depth + 1,
                     ))
@@ -255,6 +279,29 @@ pub fn render_all_except(
         out.push(rendered);
     }
     out
+}
+
+/// An ApplicationSet's "render": the Applications it generates (no tracking id: Argo CD ties them
+/// to their ApplicationSet by owner reference). A generator whose repository is not local is a
+/// skipped source; any other that cannot be evaluated is an error.
+fn generate_set(r: &Resource, repos: &Repos, options: &RenderOptions) -> Rendered {
+    let (apps, problems) = appset::generate(r, repos, &options.control_plane_namespace);
+    let (skipped, errors) = problems
+        .into_iter()
+        .partition(|p| p.contains("is not a local repository"));
+    Rendered {
+        app: r.name.clone(),
+        application_set: true,
+        origin: r
+            .origin
+            .as_ref()
+            .map(|o| format!("{}:{}", o.file, o.start.line)),
+        resources: apps,
+        skipped,
+        errors,
+        parent: None,
+        destination_namespace: String::new(),
+    }
 }
 
 fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptions) -> Rendered {
@@ -270,6 +317,7 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
         errors: Vec::new(),
         parent: None,
         destination_namespace: spec.app.destination_namespace.clone(),
+        application_set: false,
     };
     if spec.sources.is_empty() {
         out.errors

@@ -42,6 +42,8 @@ pub struct Review {
 #[derive(Debug)]
 pub struct AppReview {
     pub name: String,
+    /// An ApplicationSet: its objects are the Applications it generates.
+    pub application_set: bool,
     /// Where it is defined on the head (else the base).
     pub origin: Option<String>,
     /// `added`, `removed` or `changed`.
@@ -120,6 +122,7 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
             .collect();
         apps.push(AppReview {
             name: name.clone(),
+            application_set: h.or(b).is_some_and(|a| a.application_set),
             origin: h.or(b).and_then(|a| a.origin.clone()),
             status: match (b, h) {
                 (None, Some(_)) => "added",

@@ -28,6 +28,8 @@ pub struct AppState {
     pub errors: Vec<String>,
     /// Sources not rendered on purpose.
     pub skipped: Vec<String>,
+    /// An ApplicationSet: `objects` are the Applications it generates, and nothing is planned.
+    pub application_set: bool,
 }
 
 /// One revision.
@@ -81,15 +83,17 @@ pub fn take(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Snapshot {
             .iter()
             .map(|x| as_the_controller_sees(x.clone(), &r.destination_namespace))
             .collect();
-        let plan = plan_of(
-            &objects,
-            spec.as_ref(),
-            &r.destination_namespace,
-            o.evaluate,
-        );
+        // An ApplicationSet is not synced: its Applications are, each planned on its own.
+        let planned: &[Resource] = if r.application_set { &[] } else { &objects };
+        let plan = plan_of(planned, spec.as_ref(), &r.destination_namespace, o.evaluate);
         errors.extend(r.errors.iter().map(|e| {
             format!(
-                "Application {} ({}): {e}",
+                "{} {} ({}): {e}",
+                if r.application_set {
+                    "ApplicationSet"
+                } else {
+                    "Application"
+                },
                 r.app,
                 r.origin.as_deref().unwrap_or("?")
             )
@@ -103,6 +107,7 @@ pub fn take(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Snapshot {
                 plan,
                 errors: r.errors.clone(),
                 skipped: r.skipped.clone(),
+                application_set: r.application_set,
             },
         );
     }
@@ -116,8 +121,9 @@ pub fn take(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Snapshot {
     }
 }
 
-/// The Applications under `paths` of the checkout: every YAML/JSON file that mentions
-/// `Application` and is not a template (`{{`), read with paths relative to the checkout.
+/// The Applications and ApplicationSets under `paths` of the checkout, read from every YAML/JSON
+/// file that mentions `Application`, with paths relative to the checkout. A file that does not
+/// parse is an error when it looks like an Application manifest and is not a template (`{{`).
 fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
     let mut files = Vec::new();
     for p in paths {
@@ -136,7 +142,7 @@ fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
         let Ok(text) = std::fs::read_to_string(&f) else {
             continue;
         };
-        if !text.contains("Application") || text.contains("{{") {
+        if !text.contains("Application") {
             continue;
         }
         let label = f
@@ -145,18 +151,18 @@ fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
             .to_string_lossy()
             .replace('\\', "/");
         let loaded = load_str(&label, &text);
-        if loaded
-            .resources
-            .iter()
-            .any(|r| AppSpec::from_resource(r).is_some())
-        {
+        let wanted = |r: &Resource| {
+            AppSpec::from_resource(r).is_some() || crate::render::is_application_set(r)
+        };
+        if loaded.resources.iter().any(wanted) {
             errors.extend(loaded.errors.iter().map(ToString::to_string));
-            resources.extend(
-                loaded
-                    .resources
-                    .into_iter()
-                    .filter(|r| AppSpec::from_resource(r).is_some()),
-            );
+            resources.extend(loaded.resources.into_iter().filter(|r| wanted(r)));
+        } else if !loaded.errors.is_empty()
+            && !text.contains("{{")
+            && (text.contains("kind: Application") || text.contains("kind: ApplicationSet"))
+        {
+            // A broken Application file (a Helm template that mentions Applications is not).
+            errors.extend(loaded.errors.iter().map(ToString::to_string));
         }
     }
     (resources, errors)

@@ -14,6 +14,7 @@ pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_jso
                 "name": a.name,
                 "origin": a.origin,
                 "status": a.status,
+                "application_set": a.application_set,
                 "plan": a.plan,
                 "changed_hooks": a.changed_hooks,
                 "objects": a.objects,

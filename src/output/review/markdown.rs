@@ -50,8 +50,13 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
             let (added, changed, removed) = counts(&a.objects);
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {added} {changed} {removed} |",
+                "| {}{} | {} | {} | {added} {changed} {removed} |",
                 cell(&a.name),
+                if a.application_set {
+                    " (ApplicationSet)"
+                } else {
+                    ""
+                },
                 a.status,
                 plan_summary(a)
             );
@@ -122,6 +127,9 @@ fn cell(text: &str) -> String {
 }
 
 fn plan_summary(a: &AppReview) -> String {
+    if a.application_set {
+        return "generates Applications".into();
+    }
     let p = &a.plan;
     let hooks = p
         .added
@@ -145,14 +153,11 @@ fn plan_summary(a: &AppReview) -> String {
         parts.push(format!("{} hook(s) changed", a.changed_hooks.len()));
     }
     if p.steps_changed() {
-        parts.push(format!(
-            "{} → {} steps",
-            p.base_steps.len(),
-            p.head_steps.len()
-        ));
-    }
-    if p.steps_changed() && parts.is_empty() {
-        parts.push("steps changed".into());
+        parts.push(if p.base_steps.len() == p.head_steps.len() {
+            "steps changed".to_string()
+        } else {
+            format!("{} → {} steps", p.base_steps.len(), p.head_steps.len())
+        });
     }
     if parts.is_empty() {
         "same order".into()
@@ -214,7 +219,12 @@ fn details(app: &AppReview, full: bool) -> String {
                 .iter()
                 .map(|x| format!("{} {} (waits for {})", x.phase, x.wave, x.waits_for))
                 .collect();
-            let _ = writeln!(out, "| {side} | {} |", cell(&s.join(" → ")));
+            let shown = if s.is_empty() {
+                "(none)".to_string()
+            } else {
+                s.join(" → ")
+            };
+            let _ = writeln!(out, "| {side} | {} |", cell(&shown));
         }
         out.push('\n');
     }

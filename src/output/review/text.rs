@@ -25,7 +25,12 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
     for app in &review.apps {
         let _ = writeln!(
             out,
-            "\nApplication {} ({}): {}",
+            "\n{} {} ({}): {}",
+            if app.application_set {
+                "ApplicationSet"
+            } else {
+                "Application"
+            },
             app.name,
             app.origin.as_deref().unwrap_or("?"),
             app.status
@@ -33,6 +38,9 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
         let p = &app.plan;
         if p.steps_changed() {
             let steps = |s: &[crate::review::StepView]| {
+                if s.is_empty() {
+                    return "(none)".to_string();
+                }
                 s.iter()
                     .map(|x| format!("{} {}", x.phase, x.wave))
                     .collect::<Vec<_>>()
