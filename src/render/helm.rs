@@ -75,16 +75,7 @@ impl HelmSpec {
                 .to_string()
         };
         let flag = |key: &str| b.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let list = |key: &str| -> Vec<String> {
-            b.get(key)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
+        let list = |key: &str| super::source::strings(b, key);
         let values = match b.get("valuesObject").filter(|v| !v.is_null()) {
             Some(object) => serde_json::to_string(object).map_err(|e| e.to_string())?,
             None => text("values"),

@@ -59,29 +59,8 @@ impl KustomizeSpec {
                 .to_string()
         };
         let flag = |key: &str| b.get(key).and_then(Value::as_bool).unwrap_or(false);
-        let list = |key: &str| -> Vec<String> {
-            b.get(key)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(|v| v.as_str().map(str::to_string))
-                        .collect()
-                })
-                .unwrap_or_default()
-        };
-        let map = |key: &str| -> Vec<(String, String)> {
-            let mut pairs: Vec<(String, String)> = b
-                .get(key)
-                .and_then(Value::as_object)
-                .map(|m| {
-                    m.iter()
-                        .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                        .collect()
-                })
-                .unwrap_or_default();
-            pairs.sort();
-            pairs
-        };
+        let list = |key: &str| super::source::strings(b, key);
+        let map = |key: &str| super::source::string_map(b, key);
         Self {
             name_prefix: text("namePrefix"),
             name_suffix: text("nameSuffix"),

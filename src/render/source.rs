@@ -167,6 +167,35 @@ impl Source {
     }
 }
 
+/// The strings of the array `block[key]` (other items and a missing key: none).
+pub(crate) fn strings(block: &Value, key: &str) -> Vec<String> {
+    block
+        .get(key)
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The entries of the object `block[key]` with their string values (others as empty), sorted by
+/// key.
+pub(crate) fn string_map(block: &Value, key: &str) -> Vec<(String, String)> {
+    let mut pairs: Vec<(String, String)> = block
+        .get(key)
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    pairs.sort();
+    pairs
+}
+
 /// How a source is rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceType {

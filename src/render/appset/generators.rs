@@ -96,15 +96,7 @@ fn git(spec: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String
         .get("pathParamPrefix")
         .and_then(Value::as_str)
         .unwrap_or_default();
-    let values: Vec<(String, String)> = spec
-        .get("values")
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_str().unwrap_or_default().to_string()))
-                .collect()
-        })
-        .unwrap_or_default();
+    let values = crate::render::source::string_map(spec, "values");
     let patterns = |key: &str| -> Vec<(String, bool)> {
         spec.get(key)
             .and_then(Value::as_array)
