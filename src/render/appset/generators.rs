@@ -1,6 +1,7 @@
 //! The parameter sets of an ApplicationSet's generators, as Argo CD 3.6.1 makes them
-//! (`applicationset/generators`): `list` (elements and elementsYaml) and `git` (directories and
-//! files, read from the local checkout of the generator's repository).
+//! (`applicationset/generators`): `list` (elements and elementsYaml), `git` (directories and
+//! files, read from the local checkout of the generator's repository) and `clusters` without
+//! cluster Secrets (the local cluster only).
 
 use std::path::Path;
 
@@ -27,9 +28,11 @@ pub fn params(generator: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Va
     match kinds.as_slice() {
         [k] if *k == "list" => list(&generator["list"], engine),
         [k] if *k == "git" => git(&generator["git"], engine, repos),
+        [k] if *k == "clusters" => clusters(&generator["clusters"], engine),
         [k] => Err(format!(
-            "the {k} generator needs data from outside the repository (clusters, SCM providers, \
-             pull requests, plugins) or nesting (matrix, merge) that syncguard does not evaluate"
+            "the {k} generator needs data from outside the repository (SCM providers, pull \
+             requests, plugins, cluster decision resources) or nesting (matrix, merge) that \
+             syncguard does not evaluate"
         )),
         _ => Err("a generator must name exactly one kind".into()),
     }
@@ -80,6 +83,42 @@ fn list(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
             Ok(Value::Object(out))
         })
         .collect()
+}
+
+/// The clusters generator without cluster Secrets (none are in a repository): Argo CD then
+/// generates for the local cluster alone (`in-cluster`), unless a selector is set, which leaves
+/// the local cluster out.
+fn clusters(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
+    let selector = spec.get("selector");
+    let selects = |key: &str| {
+        selector
+            .and_then(|s| s.get(key))
+            .is_some_and(|v| !is_empty_json(v))
+    };
+    if selects("matchLabels") || selects("matchExpressions") {
+        return Ok(Vec::new());
+    }
+    let mut set = serde_json::json!({
+        "name": "in-cluster",
+        "nameNormalized": "in-cluster",
+        "server": "https://kubernetes.default.svc",
+        "project": "",
+    });
+    let values = crate::render::source::string_map(spec, "values");
+    add_values(&mut set, &values, engine)?;
+    if spec.get("flatList").and_then(Value::as_bool) == Some(true) {
+        return Ok(vec![serde_json::json!({"clusters": [set]})]);
+    }
+    Ok(vec![set])
+}
+
+fn is_empty_json(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(m) => m.is_empty(),
+        _ => false,
+    }
 }
 
 fn git(spec: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String> {

@@ -253,7 +253,9 @@ spec:
       files: [{path: 'clusters/*/config.json'}]
       template:
         metadata: {name: 'cluster-{{cluster.name}}'}
-  - clusters: {}
+  - clusters: {values: {region: eu}}
+  - clusters: {selector: {matchLabels: {env: prod}}}
+  - scmProvider: {}
   template:
     metadata: {name: '{{path.basename}}{{name}}', labels: {tier: '{{values.tier}}'}}
     spec:
@@ -266,14 +268,21 @@ spec:
         assert_eq!(
             names(&apps),
             // list; directories apps/api, apps/web (hidden and excluded ones left out); files
-            // in sorted order — `*` crosses `/` in git's pathspec, so dev/sub matches too.
+            // in sorted order — `*` crosses `/` in git's pathspec, so dev/sub matches too; the
+            // clusters generator without cluster Secrets: the local cluster, and nothing once a
+            // selector is set.
             [
                 "{{path.basename}}one",
                 "api{{name}}",
                 "web{{name}}",
                 "cluster-dev",
-                "cluster-prod"
+                "cluster-prod",
+                "{{path.basename}}in-cluster"
             ]
+        );
+        assert_eq!(
+            apps[5].raw["spec"]["destination"]["namespace"],
+            "{{ns}}{{path.basename}}{{cluster.replicas}}"
         );
         assert_eq!(apps[0].raw["metadata"]["labels"]["tier"], "gold");
         assert_eq!(
@@ -289,7 +298,7 @@ spec:
         assert_eq!(apps[4].namespace.as_deref(), Some("argocd"));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(
-            errors[0].starts_with("generator 4: the clusters generator"),
+            errors[0].starts_with("generator 6: the scmProvider generator"),
             "{errors:?}"
         );
     }
