@@ -524,7 +524,7 @@ scenario_argocd_render_referee() {
         --kube-version "$server" --api-versions "$apis" >"$rendered" 2>"$WORK/referee-render.err") ||
         { cat "$WORK/referee-render.err" >&2; fail "syncguard render failed"; }
     python3 "$ROOT/tests/e2e/referee.py" --redis-port "$AS_REDIS_PORT" --revision "$revision" \
-        --render "$rendered" --apps 12 || fail "syncguard render differs from Argo CD's repo-server"
+        --render "$rendered" --apps 12 --names "$names" || fail "syncguard render differs from Argo CD's repo-server"
     for n in $names; do app_stop "$n"; done
 }
 

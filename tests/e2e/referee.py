@@ -3,7 +3,7 @@
 manifest cache it keeps in redis, against what `syncguard render` printed for the same
 Applications, object by object, field by field (key order normalised).
 
-    referee.py --redis-port PORT --revision SHA --render RENDERED.yaml --apps N
+    referee.py --redis-port PORT --revision SHA --render RENDERED.yaml --apps N --names "A B ..."
 
 The repo-server caches each GenerateManifest answer under `mfst|<tracking>|<app>|<revision>|...`
 (`.gz`: gzip-compressed JSON of a CachedManifestResponse, whose manifestResponse.manifests are the
@@ -121,9 +121,13 @@ def main():
     p.add_argument("--revision", required=True)
     p.add_argument("--render", required=True)
     p.add_argument("--apps", type=int, required=True)
+    p.add_argument("--names", required=True,
+                   help="the referee's Applications, space-separated (other scenarios' Applications "
+                        "in the same repository are rendered at the same commit too)")
     args = p.parse_args()
-    argo = argo_side(args.redis_port, args.revision)
-    ours = syncguard_side(args.render)
+    names = set(args.names.split())
+    argo = {k: v for k, v in argo_side(args.redis_port, args.revision).items() if k in names}
+    ours = {k: v for k, v in syncguard_side(args.render).items() if k in names}
     equal = 0
     failed = False
     for app in sorted(set(argo) | set(ours)):
