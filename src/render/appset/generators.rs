@@ -1,7 +1,8 @@
 //! The parameter sets of an ApplicationSet's generators, as Argo CD 3.6.1 makes them
 //! (`applicationset/generators`): `list` (elements and elementsYaml), `git` (directories and
 //! files, read from the local checkout of the generator's repository) and `clusters` without
-//! cluster Secrets (the local cluster only).
+//! cluster Secrets (the local cluster only); `matrix` and `merge` combine them (nesting.rs) and a
+//! generator's `selector` filters what it made (selector.rs).
 
 use std::path::Path;
 
@@ -10,10 +11,22 @@ use serde_json::{Map, Value};
 
 use super::sanitize_name;
 use super::template::{Engine, render};
+use super::{nesting, selector};
 use crate::render::Repos;
 
 /// One generator's parameter sets (each a JSON object), or why it cannot be evaluated here.
 pub fn params(generator: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String> {
+    params_at(generator, engine, repos, 0)
+}
+
+/// The parameter sets of a generator `depth` matrix/merge generators deep, filtered by its
+/// `selector`.
+pub(super) fn params_at(
+    generator: &Value,
+    engine: Engine,
+    repos: &Repos,
+    depth: usize,
+) -> Result<Vec<Value>, String> {
     let kinds: Vec<&String> = generator
         .as_object()
         .map(|m| {
@@ -22,20 +35,27 @@ pub fn params(generator: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Va
                 .collect()
         })
         .unwrap_or_default();
-    if generator.get("selector").is_some_and(|s| !s.is_null()) {
-        return Err("a generator `selector` is not evaluated by syncguard".into());
-    }
-    match kinds.as_slice() {
-        [k] if *k == "list" => list(&generator["list"], engine),
-        [k] if *k == "git" => git(&generator["git"], engine, repos),
-        [k] if *k == "clusters" => clusters(&generator["clusters"], engine),
-        [k] => Err(format!(
-            "the {k} generator needs data from outside the repository (SCM providers, pull \
-             requests, plugins, cluster decision resources) or nesting (matrix, merge) that \
-             syncguard does not evaluate"
-        )),
-        _ => Err("a generator must name exactly one kind".into()),
-    }
+    let sets = match kinds.as_slice() {
+        [k] if *k == "list" => list(&generator["list"], engine)?,
+        [k] if *k == "git" => git(&generator["git"], engine, repos)?,
+        [k] if *k == "clusters" => clusters(&generator["clusters"], engine)?,
+        [k] if (*k == "matrix" || *k == "merge") && depth >= 2 => {
+            return Err(format!(
+                "a {k} generator nested in a nested matrix or merge: Argo CD nests them one \
+                 level deep"
+            ));
+        }
+        [k] if *k == "matrix" => nesting::matrix(&generator["matrix"], engine, repos, depth + 1)?,
+        [k] if *k == "merge" => nesting::merge(&generator["merge"], engine, repos, depth + 1)?,
+        [k] => {
+            return Err(format!(
+                "the {k} generator needs data from outside the repository (SCM providers, pull \
+                 requests, plugins, cluster decision resources) that syncguard does not read"
+            ));
+        }
+        _ => return Err("a generator must name exactly one kind".into()),
+    };
+    selector::filter(generator.get("selector"), sets)
 }
 
 fn list(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
@@ -255,7 +275,7 @@ fn path_params(path: &str, prefix: &str, engine: Engine, file: Option<&Value>) -
 }
 
 /// Flattens an object into `a.b.c` keys with Go's `%v` of each leaf (fasttemplate parameters).
-fn flatten(prefix: &str, v: &Value, out: &mut Map<String, Value>) {
+pub(super) fn flatten(prefix: &str, v: &Value, out: &mut Map<String, Value>) {
     match v {
         Value::Object(m) => {
             for (k, x) in m {
@@ -277,15 +297,18 @@ fn flatten(prefix: &str, v: &Value, out: &mut Map<String, Value>) {
                 flatten(&key, x, out);
             }
         }
-        Value::String(s) => {
-            out.insert(prefix.into(), Value::String(s.clone()));
+        leaf => {
+            out.insert(prefix.into(), Value::String(leaf_text(leaf)));
         }
-        Value::Null => {
-            out.insert(prefix.into(), Value::String("<nil>".into()));
-        }
-        other => {
-            out.insert(prefix.into(), Value::String(other.to_string()));
-        }
+    }
+}
+
+/// A parameter as Go's `%v` prints it.
+pub(super) fn leaf_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "<nil>".into(),
+        other => other.to_string(),
     }
 }
 

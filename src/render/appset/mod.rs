@@ -7,6 +7,8 @@
 //! reported as such.
 
 mod generators;
+mod nesting;
+mod selector;
 mod template;
 
 use serde_json::{Map, Value, json};
@@ -340,5 +342,58 @@ spec:
         let (apps, errors) = generate(&set.resources[0], &repos, "argocd");
         assert!(apps.is_empty());
         assert!(errors[0].contains("not a local repository"), "{errors:?}");
+    }
+
+    #[test]
+    fn a_matrix_of_git_directories_and_files_gives_one_application_per_pair() {
+        let repo = tempfile::tempdir().unwrap();
+        let root = repo.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        write(root, "apps/web/kustomization.yaml", "resources: []\n");
+        write(root, "apps/api/kustomization.yaml", "resources: []\n");
+        write(
+            root,
+            "apps/web/envs.yaml",
+            "- {env: prod, replicas: 3}\n- {env: dev, replicas: 1}\n",
+        );
+        write(root, "apps/api/envs.yaml", "- {env: prod, replicas: 2}\n");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-q", "-m", "x"]);
+        let mut repos = Repos::default();
+        repos.add("https://example.com/gitops.git", root.to_path_buf(), "");
+        // The second git generator reads the file of the directory the first one found.
+        let set = load_str(
+            "appset.yaml",
+            r#"apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: envs, namespace: argocd}
+spec:
+  goTemplate: true
+  generators:
+  - matrix:
+      generators:
+      - git:
+          repoURL: https://example.com/gitops.git
+          revision: HEAD
+          directories: [{path: 'apps/*'}]
+      - git:
+          repoURL: https://example.com/gitops.git
+          revision: HEAD
+          files: [{path: '{{ .path.path }}/envs.yaml'}]
+          values: {app: '{{ .path.basename }}'}
+        selector: {matchExpressions: [{key: env, operator: In, values: [prod, dev]}]}
+  template:
+    metadata: {name: '{{ .values.app }}-{{ .env }}'}
+    spec:
+      project: default
+      destination: {namespace: '{{ .env }}'}
+      source: {repoURL: https://example.com/gitops.git, path: '{{ .path.path }}'}
+"#,
+        );
+        let (apps, errors) = generate(&set.resources[0], &repos, "argocd");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(names(&apps), ["api-prod", "web-prod", "web-dev"]);
+        assert_eq!(apps[2].raw["spec"]["source"]["path"], "apps/web");
+        assert_eq!(apps[2].raw["spec"]["destination"]["namespace"], "dev");
     }
 }

@@ -81,6 +81,25 @@ pub fn render(text: &str, params: &Value, engine: Engine) -> Result<String, Stri
     Ok(out)
 }
 
+/// What a Go template says when a key is missing under `missingkey=error`.
+const MISSING_KEY: &str = "map has no entry for the key";
+
+/// `text` rendered as a Go template when every key it names is in `params`, else as written:
+/// how Argo CD 3.6.1 resolves a matrix's second generator's `values` with the first generator's
+/// parameters, leaving the rest for the generator's own.
+pub fn render_if_known(text: &str, params: &Value) -> Result<String, String> {
+    match render(
+        text,
+        params,
+        Engine::Go {
+            missing_is_error: true,
+        },
+    ) {
+        Err(e) if e.contains(MISSING_KEY) => Ok(text.to_string()),
+        other => other,
+    }
+}
+
 /// The text of one Go template action.
 fn go_action(tag: &str, params: &Value, missing_is_error: bool) -> Result<String, String> {
     let action = tag
@@ -154,7 +173,7 @@ fn go_action(tag: &str, params: &Value, missing_is_error: bool) -> Result<String
     match value {
         Some(v) => Ok(show(&v)),
         None if missing_is_error => Err(format!(
-            "{{{{{tag}}}}}: map has no entry for the key (goTemplateOptions: missingkey=error)"
+            "{{{{{tag}}}}}: {MISSING_KEY} (goTemplateOptions: missingkey=error)"
         )),
         None => Ok("<no value>".into()),
     }
