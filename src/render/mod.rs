@@ -21,6 +21,7 @@ mod helm;
 mod kustomize;
 mod normalise;
 mod output;
+mod overrides;
 mod paths;
 mod source;
 mod tracking;
@@ -164,11 +165,7 @@ pub(crate) struct SourceCtx<'a> {
 impl SourceCtx<'_> {
     /// The source's path as written, or `.` for the repository root.
     pub fn label(&self) -> &str {
-        if self.source.path.is_empty() {
-            "."
-        } else {
-            &self.source.path
-        }
+        self.source.path_label()
     }
 }
 
@@ -401,6 +398,11 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
 
 fn render_source(mut ctx: SourceCtx<'_>) -> Result<Vec<Resource>, String> {
     ctx.app_dir = app_dir(ctx.root, &ctx.source.path)?;
+    let merged = overrides::apply(ctx.source, &ctx.app_dir, ctx.app_name)?;
+    let ctx = SourceCtx {
+        source: &merged,
+        ..ctx
+    };
     let kind = match ctx.source.explicit_type()? {
         Some(t) => t,
         None => discover(&ctx.app_dir)?,
@@ -578,6 +580,49 @@ mod tests {
             out[4].errors[0].contains("stay inside the repository"),
             "{:?}",
             out[4].errors
+        );
+    }
+
+    #[test]
+    fn override_files_of_the_source_directory_are_applied_per_application() {
+        let repo = tempfile::tempdir().unwrap();
+        let cm =
+            |name: &str| format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}}}\n");
+        write(repo.path(), "apps/web/top.yaml", &cm("top"));
+        write(repo.path(), "apps/web/sub/deep.yaml", &cm("deep"));
+        // Only the Application `deep` (in the control-plane namespace) recurses.
+        write(
+            repo.path(),
+            "apps/web/.argocd-source-deep.yaml",
+            "directory: {recurse: true}\npath: elsewhere\n",
+        );
+        write(repo.path(), "apps/broken/.argocd-source.yaml", "helm: [\n");
+        let app = |name: &str, path: &str| {
+            format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: argocd}}\n\
+                 spec: {{source: {{repoURL: 'https://example.com/gitops', path: {path}}}}}\n"
+            )
+        };
+        let apps = load_str(
+            "apps.yaml",
+            &[
+                app("flat", "apps/web"),
+                app("deep", "apps/web"),
+                app("broken", "apps/broken"),
+            ]
+            .join("---\n"),
+        );
+        let mut repos = Repos::default();
+        repos.add("https://example.com/gitops", repo.path().to_path_buf(), "");
+        let out = render_all(&apps.resources, &repos, &RenderOptions::default());
+        let names =
+            |n: usize| -> Vec<&str> { out[n].resources.iter().map(|r| r.name.as_str()).collect() };
+        assert_eq!(names(0), ["top"]);
+        assert_eq!(names(1), ["deep", "top"]);
+        assert!(
+            out[2].errors[0].contains("apps/broken/.argocd-source.yaml"),
+            "{:?}",
+            out[2].errors
         );
     }
 }

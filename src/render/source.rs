@@ -35,6 +35,8 @@ pub struct Source {
     pub ref_name: String,
     /// The source-type blocks written on the source.
     pub blocks: Blocks,
+    /// The source as written (override files patch it: overrides.rs).
+    pub raw: Value,
 }
 
 /// The type blocks of a source, as written (an empty block still names its type).
@@ -104,7 +106,8 @@ impl AppSpec {
 }
 
 impl Source {
-    fn from_value(v: &Value) -> Self {
+    /// Reads one entry of `spec.sources` (or `spec.source`).
+    pub fn from_value(v: &Value) -> Self {
         let text = |key: &str| {
             v.get(key)
                 .and_then(Value::as_str)
@@ -138,6 +141,16 @@ impl Source {
                 kustomize: block("kustomize"),
                 plugin: block("plugin"),
             },
+            raw: v.clone(),
+        }
+    }
+
+    /// The source's path as written, or `.` for the repository root.
+    pub fn path_label(&self) -> &str {
+        if self.path.is_empty() {
+            "."
+        } else {
+            &self.path
         }
     }
 

@@ -496,7 +496,8 @@ scenario_argocd_chart() {
 # tests/e2e/referee/apps.yaml (Helm with value files, globs, parameters, valuesObject, release
 # name, namespace, kube and API versions; Kustomize with name prefix/suffix, images, labels,
 # annotations, patches, replicas, namespace and components; directory with include, exclude and
-# recurse; a multi-source Application with `$values`) are created in Argo CD, which renders them
+# recurse; a multi-source Application with `$values`; `.argocd-source*.yaml` override files in a
+# chart and an overlay) are created in Argo CD, which renders them
 # when it compares them (no sync); the manifests its repo-server cached in redis must equal
 # `syncguard render`'s, field for field, for every one of them.
 scenario_argocd_render_referee() {
