@@ -50,7 +50,7 @@ pub(super) fn params_at(
         [k] => {
             return Err(format!(
                 "the {k} generator needs data from outside the repository (SCM providers, pull \
-                 requests, plugins, cluster decision resources) that syncguard does not read"
+                 requests, plugins, cluster decision resources, OCI registries) that syncguard does not read"
             ));
         }
         _ => return Err("a generator must name exactly one kind".into()),
