@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the helm and kustomize that Argo CD's repo-server runs, at the versions the pinned Argo CD
-# release bundles (its hack/tool-versions.sh: v3.6.1 ships Helm 4.3.1 and Kustomize 5.8.3), into
-# .tools/render-bin (git-ignored). `syncguard render` runs whatever helm/kustomize it is given; the
-# tests and the e2e referee (the real repo-server rendering the same sources) use these two, so both
-# sides run the same binaries.
+# release bundles (its hack/tool-versions.sh: v3.6.1 ships Helm 4.3.1 and Kustomize 5.8.3), and the
+# jsonnet command of the go-jsonnet release it links as a library (its go.mod: v0.22.0), into
+# .tools/render-bin (git-ignored). `syncguard render` runs whatever helm/kustomize/jsonnet it is
+# given; the tests and the e2e referee (the real repo-server rendering the same sources) use these,
+# so both sides run the same code.
 #
 # Argo CD's image downloads the release binaries; download sites cannot be reached here, so both are
 # built from the Go module proxy. Helm's
@@ -20,6 +21,7 @@ set -euo pipefail
 
 HELM_VERSION="${HELM_VERSION:-v4.3.1}"
 KUSTOMIZE_VERSION="${KUSTOMIZE_VERSION:-v5.8.3}"
+JSONNET_VERSION="${JSONNET_VERSION:-v0.22.0}"
 RENDER_GOTOOLCHAIN="${RENDER_GOTOOLCHAIN:-go1.27.3}"
 KUSTOMIZE_OPENAPI="${KUSTOMIZE_OPENAPI:-v0.0.0-20261014044854-ca3452a79603}"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -32,6 +34,7 @@ die() {
 
 [[ "$HELM_VERSION" =~ ^v4\.[0-9]+\.[0-9]+$ ]] || die "HELM_VERSION must look like v4.3.1, got '$HELM_VERSION'"
 [[ "$KUSTOMIZE_VERSION" =~ ^v5\.[0-9]+\.[0-9]+$ ]] || die "KUSTOMIZE_VERSION must look like v5.8.3, got '$KUSTOMIZE_VERSION'"
+[[ "$JSONNET_VERSION" =~ ^v0\.[0-9]+\.[0-9]+$ ]] || die "JSONNET_VERSION must look like v0.22.0, got '$JSONNET_VERSION'"
 command -v go >/dev/null 2>&1 || EXIT_CODE=2 die "go is required to build helm and kustomize from the module proxy"
 mkdir -p "$BIN_DIR"
 
@@ -42,6 +45,9 @@ kustomize_has() {
     [[ -x "$BIN_DIR/kustomize" ]] && go version -m "$BIN_DIR/kustomize" 2>/dev/null \
         | awk '$1 == "mod" && $2 == "sigs.k8s.io/kustomize/kustomize/v5" { print $3 }' | grep -qx "$KUSTOMIZE_VERSION"
 }
+
+# `jsonnet --version` ends with the release's version.
+jsonnet_has() { [[ -x "$BIN_DIR/jsonnet" ]] && "$BIN_DIR/jsonnet" --version 2>/dev/null | grep -q " $JSONNET_VERSION\$"; }
 
 build() { # module@version [ldflags]
     local toolchain=local
@@ -97,5 +103,12 @@ else
     fi
     kustomize_has || die "the built kustomize is not $KUSTOMIZE_VERSION"
 fi
+if jsonnet_has; then
+    echo "jsonnet $JSONNET_VERSION already in $BIN_DIR"
+else
+    echo "install-render-tools: building jsonnet $JSONNET_VERSION ..."
+    build "github.com/google/go-jsonnet/cmd/jsonnet@$JSONNET_VERSION"
+    jsonnet_has || die "the built jsonnet is not $JSONNET_VERSION: $("$BIN_DIR/jsonnet" --version 2>&1 || true)"
+fi
 rm -f "$BIN_DIR/build.err"
-echo "helm $HELM_VERSION and kustomize $KUSTOMIZE_VERSION in $BIN_DIR"
+echo "helm $HELM_VERSION, kustomize $KUSTOMIZE_VERSION and jsonnet $JSONNET_VERSION in $BIN_DIR"

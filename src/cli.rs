@@ -102,7 +102,7 @@ pub enum Command {
     /// writes the tracking id Argo CD writes on each object, and prints the objects as a YAML
     /// stream, each with a comment naming its Application and file:line. Sources of other
     /// repositories are skipped with a line on stderr. Directory sources (recurse, include,
-    /// exclude), Helm (helm template with Argo CD's arguments) and Kustomize (Argo CD's edits in
+    /// exclude, Jsonnet with the jsonnet command), Helm (helm template with Argo CD's arguments) and Kustomize (Argo CD's edits in
     /// a copy of the checkout, then kustomize build), multi-source `$values` references and
     /// app-of-apps children are rendered; a config management plugin cannot be outside Argo CD.
     ///
@@ -1029,6 +1029,16 @@ pub struct RenderFlags {
         env = "SYNCGUARD_KUSTOMIZE"
     )]
     pub kustomize: String,
+
+    /// The jsonnet command `.jsonnet` files of directory sources are evaluated with: go-jsonnet's
+    /// `jsonnet`, the implementation Argo CD links (3.6 links v0.22.0).
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "jsonnet",
+        env = "SYNCGUARD_JSONNET"
+    )]
+    pub jsonnet: String,
 
     /// A kustomize registered under a version name, for sources that set `kustomize.version`
     /// (argocd-cm `kustomize.path.NAME`; repeatable).

@@ -9,7 +9,7 @@ mod render_support;
 
 use std::path::{Path, PathBuf};
 
-use render_support::{repository, syncguard, tools};
+use render_support::{jsonnet_tool, repository, repository_of, syncguard, tools};
 
 fn render(dir: &Path, helm: &Path, kustomize: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
@@ -337,4 +337,138 @@ fn an_application_set_generates_its_applications_which_are_rendered_in_turn() {
         stdout.contains("\"resources-finalizer.argocd.argoproj.io\""),
         "{stdout}"
     );
+}
+
+/// Jsonnet as the repo-server evaluates it: external variables and top-level arguments (string
+/// and code, `$ARGOCD_APP_*` substituted), a library directory from the repository root, an
+/// array or one object per file, the skip marker; a file that fails is its Application's error.
+#[test]
+fn jsonnet_sources_are_evaluated_with_their_options() {
+    let Some(jsonnet) = jsonnet_tool() else {
+        return;
+    };
+    let app = |name: &str, path: &str, jsonnet: &str| {
+        [
+            "apiVersion: argoproj.io/v1alpha1",
+            "kind: Application",
+            &format!("metadata: {{name: {name}, namespace: argocd}}"),
+            "spec:",
+            "  project: default",
+            "  destination: {server: https://kubernetes.default.svc, namespace: shop}",
+            "  source:",
+            &format!("    repoURL: {}", render_support::REPO_URL),
+            &format!("    path: {path}"),
+            "    directory:",
+            &format!("      jsonnet: {jsonnet}"),
+            "---\n",
+        ]
+        .join("\n")
+    };
+    let apps = app(
+        "guestbook",
+        "jsonnet/guestbook",
+        "{extVars: [{name: app, value: '$ARGOCD_APP_NAME-${ARGOCD_APP_NAMESPACE}'}, \
+         {name: ports, value: '[80, 8080]', code: true}], \
+         tlas: [{name: replicas, value: '2 + 1', code: true}, {name: tier, value: web}], \
+         libs: [jsonnet/lib]}",
+    ) + &app("broken", "jsonnet/broken", "{}");
+    let repo = repository_of(&[
+        ("apps/jsonnet.yaml", apps.as_str()),
+        (
+            "jsonnet/lib/k.libsonnet",
+            "{ deployment(name, replicas):: { apiVersion: 'apps/v1', kind: 'Deployment', \
+             metadata: { name: name }, spec: { replicas: replicas } } }\n",
+        ),
+        (
+            "jsonnet/guestbook/main.jsonnet",
+            "local k = import 'k.libsonnet';\n\
+             function(replicas=1, tier='dev') [\n\
+               k.deployment(std.extVar('app'), replicas),\n\
+               { apiVersion: 'v1', kind: 'Service', metadata: { name: std.extVar('app') + '-' + tier },\n\
+                 spec: { ports: [{ port: p } for p in std.extVar('ports')] } },\n\
+               null,\n\
+             ]\n",
+        ),
+        (
+            "jsonnet/guestbook/single.jsonnet",
+            "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'single' }, data: { tier: 'x' } }\n",
+        ),
+        (
+            "jsonnet/guestbook/skipped.jsonnet",
+            "// +argocd:skip-file-rendering\nerror 'never evaluated'\n",
+        ),
+        (
+            "jsonnet/broken/bad.jsonnet",
+            "{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: std.extVar('missing') } }\n",
+        ),
+    ]);
+    let jsonnet = jsonnet.display().to_string();
+    let out = syncguard(
+        repo.path(),
+        &["render", "--jsonnet", &jsonnet, "apps/jsonnet.yaml"],
+    );
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let objects: Vec<serde_json::Value> = serde_yaml_objects(&stdout);
+    let summary: Vec<String> = objects
+        .iter()
+        .map(|o| {
+            format!(
+                "{} {} {}",
+                o["kind"].as_str().unwrap_or_default(),
+                o["metadata"]["name"].as_str().unwrap_or_default(),
+                o["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"]
+                    .as_str()
+                    .unwrap_or_default()
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "Deployment guestbook-shop guestbook:apps/Deployment:shop/guestbook-shop",
+            "Service guestbook-shop-web guestbook:/Service:shop/guestbook-shop-web",
+            "ConfigMap single guestbook:/ConfigMap:shop/single",
+        ],
+        "{stdout}\n{stderr}"
+    );
+    assert_eq!(objects[0]["spec"]["replicas"], 3);
+    assert_eq!(
+        objects[1]["spec"]["ports"],
+        serde_json::json!([{"port": 80}, {"port": 8080}])
+    );
+    assert!(
+        stderr.contains("error: ")
+            && stderr.contains("jsonnet/broken/bad.jsonnet")
+            && stderr.contains("missing"),
+        "{stderr}"
+    );
+    // Without the command, each Application that needed it says so, and one line names them.
+    let out = syncguard(
+        repo.path(),
+        &[
+            "render",
+            "--jsonnet",
+            "/nonexistent/jsonnet",
+            "apps/jsonnet.yaml",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("jsonnet (/nonexistent/jsonnet) was not found; the Applications that need it: guestbook, broken"),
+        "{stderr}"
+    );
+}
+
+/// The objects of a `render` output (a YAML stream of JSON-compatible documents).
+fn serde_yaml_objects(stream: &str) -> Vec<serde_json::Value> {
+    syncguard::manifest::load_str("render", stream)
+        .resources
+        .into_iter()
+        .map(|r| r.raw)
+        .collect()
 }

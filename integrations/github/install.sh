@@ -30,4 +30,5 @@ if [[ "${INSTALL_RENDER_TOOLS:-false}" == true ]]; then
     "$ACTION_DIR/scripts/install-render-tools.sh"
     export_var SYNCGUARD_HELM "$ACTION_DIR/.tools/render-bin/helm"
     export_var SYNCGUARD_KUSTOMIZE "$ACTION_DIR/.tools/render-bin/kustomize"
+    export_var SYNCGUARD_JSONNET "$ACTION_DIR/.tools/render-bin/jsonnet"
 fi

@@ -92,7 +92,11 @@ pub(crate) fn say(app: &Rendered) {
 
 /// One line per missing tool, naming the Applications that needed it.
 pub(crate) fn say_missing_tools(rendered: &[Rendered], options: &RenderOptions) {
-    for (tool, given) in [("helm", &options.helm), ("kustomize", &options.kustomize)] {
+    for (tool, given) in [
+        ("helm", &options.helm),
+        ("kustomize", &options.kustomize),
+        ("jsonnet", &options.jsonnet),
+    ] {
         let needed: Vec<&str> = rendered
             .iter()
             .filter(|a| {
@@ -187,6 +191,7 @@ pub(crate) fn options(args: &RenderFlags) -> Result<RenderOptions, String> {
         control_plane_namespace: args.control_plane_namespace.clone(),
         helm: args.helm.clone(),
         kustomize: args.kustomize.clone(),
+        jsonnet: args.jsonnet.clone(),
         kustomize_versions,
         kustomize_build_options: args.kustomize_build_options.clone(),
         kube_version: args.kube_version.clone(),

@@ -18,8 +18,14 @@ const SKIP_MARKER: &str = "+argocd:skip-file-rendering";
 const MAX_COMBINED_BYTES: u64 = 10_000_000;
 
 /// The objects of the directory source at `app_dir` (inside `repo_root`), in Argo CD's order.
-/// Each object's origin names its file relative to `repo_root`, with its line.
-pub fn render(app_dir: &Path, repo_root: &Path, spec: &Directory) -> Result<Vec<Resource>, String> {
+/// Each object's origin names its file relative to `repo_root`, with its line. A `.jsonnet` file
+/// is given to `jsonnet` (its path as found, its path in the repository), which evaluates it.
+pub fn render(
+    app_dir: &Path,
+    repo_root: &Path,
+    spec: &Directory,
+    mut jsonnet: impl FnMut(&Path, &str) -> Result<Vec<Resource>, String>,
+) -> Result<Vec<Resource>, String> {
     let include = glob(&spec.include);
     let exclude = glob(&spec.exclude);
     let mut files = Vec::new();
@@ -33,7 +39,7 @@ pub fn render(app_dir: &Path, repo_root: &Path, spec: &Directory) -> Result<Vec<
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let Some(ext) = manifest_extension(&name) else {
+        let Some(ext) = manifest_extension(&name, spec.disable_extension_filter) else {
             continue;
         };
         let real = match resolve_in_repo(&path, repo_root)? {
@@ -51,19 +57,16 @@ pub fn render(app_dir: &Path, repo_root: &Path, spec: &Directory) -> Result<Vec<
             .unwrap_or(&path)
             .to_string_lossy()
             .replace('\\', "/");
-        if ext == "jsonnet" {
-            return Err(format!(
-                "{label}: Jsonnet files are not evaluated by syncguard render; leave them out with \
-                 directory.exclude or render the Application with Argo CD"
-            ));
-        }
         let bytes = std::fs::read(&real).map_err(|e| format!("{label}: {e}"))?;
-        total += bytes.len() as u64;
-        if total > MAX_COMBINED_BYTES {
-            return Err(format!(
-                "the files of this directory source exceed Argo CD's combined limit of 10M bytes \
-                 (--max-combined-directory-manifests-size) at {label}"
-            ));
+        if ext != "jsonnet" {
+            // Jsonnet files do not count: their memory is Jsonnet's business (Argo CD's words).
+            total += bytes.len() as u64;
+            if total > MAX_COMBINED_BYTES {
+                return Err(format!(
+                    "the files of this directory source exceed Argo CD's combined limit of 10M \
+                     bytes (--max-combined-directory-manifests-size) at {label}"
+                ));
+            }
         }
         let Ok(text) = String::from_utf8(bytes) else {
             return Err(format!("{label}: not UTF-8 text"));
@@ -71,7 +74,11 @@ pub fn render(app_dir: &Path, repo_root: &Path, spec: &Directory) -> Result<Vec<
         if text.contains(SKIP_MARKER) {
             continue;
         }
-        out.extend(objects_of(&label, &text, ext == "json")?);
+        if ext == "jsonnet" {
+            out.extend(jsonnet(&path, &label)?);
+        } else {
+            out.extend(objects_of(&label, &text, ext == "json")?);
+        }
     }
     Ok(out)
 }
@@ -105,8 +112,17 @@ fn objects_of(label: &str, text: &str, json: bool) -> Result<Vec<Resource>, Stri
     Ok(loaded.resources)
 }
 
-/// `.yaml`, `.yml`, `.json` or `.jsonnet` (case-sensitive, as Argo CD's filter).
-fn manifest_extension(name: &str) -> Option<&'static str> {
+/// `.yaml`, `.yml`, `.json` or `.jsonnet` (case-sensitive, as Argo CD's filter). With the
+/// filter disabled every file is read: `.jsonnet` evaluated, `.json` decoded as JSON, anything
+/// else as YAML.
+fn manifest_extension(name: &str, filter_disabled: bool) -> Option<&'static str> {
+    if filter_disabled {
+        return Some(match name.rsplit_once('.').map(|(_, e)| e) {
+            Some("jsonnet") => "jsonnet",
+            Some("json") => "json",
+            _ => "yaml",
+        });
+    }
     ["yaml", "yml", "json", "jsonnet"]
         .into_iter()
         .find(|ext| name.len() > ext.len() + 1 && name.ends_with(&format!(".{ext}")))
@@ -190,8 +206,12 @@ mod tests {
             recurse,
             include: include.into(),
             exclude: exclude.into(),
-            jsonnet: false,
+            ..Directory::default()
         }
+    }
+
+    fn no_jsonnet(_: &Path, label: &str) -> Result<Vec<Resource>, String> {
+        Err(format!("{label}: no jsonnet here"))
     }
 
     #[test]
@@ -208,9 +228,9 @@ mod tests {
         write(&app, ".github/workflows/ci.yaml", "on: push\njobs: {}\n");
         write(&app, "UPPER.YAML", &cm("upper"));
         write(&app, "notes.txt", &cm("txt"));
-        let flat = render(&app, repo.path(), &dir(false, "", "")).unwrap();
+        let flat = render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap();
         assert_eq!(names(&flat), ["a", "b"]);
-        let deep = render(&app, repo.path(), &dir(true, "", "")).unwrap();
+        let deep = render(&app, repo.path(), &dir(true, "", ""), no_jsonnet).unwrap();
         // .github is visited (nothing special about hidden directories) and its workflow,
         // which is not a manifest, is skipped.
         assert_eq!(names(&deep), ["a", "b", "c"]);
@@ -229,12 +249,18 @@ mod tests {
             "sub/x.json",
             r#"{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"x"}}"#,
         );
-        let r = render(&app, repo.path(), &dir(true, "", "*.json")).unwrap();
+        let r = render(&app, repo.path(), &dir(true, "", "*.json"), no_jsonnet).unwrap();
         assert_eq!(names(&r), ["a", "b"]);
-        let r = render(&app, repo.path(), &dir(true, "{a.yaml,sub/x.json}", "")).unwrap();
+        let r = render(
+            &app,
+            repo.path(),
+            &dir(true, "{a.yaml,sub/x.json}", ""),
+            no_jsonnet,
+        )
+        .unwrap();
         assert_eq!(names(&r), ["a", "x"]);
         // An invalid include matches nothing.
-        let r = render(&app, repo.path(), &dir(true, "[", "")).unwrap();
+        let r = render(&app, repo.path(), &dir(true, "[", ""), no_jsonnet).unwrap();
         assert!(r.is_empty());
     }
 
@@ -249,7 +275,7 @@ mod tests {
         );
         write(&app, "b.yaml", &cm("b"));
         assert_eq!(
-            names(&render(&app, repo.path(), &dir(false, "", "")).unwrap()),
+            names(&render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap()),
             ["b"]
         );
         // A second document that is not an object, after an object: an error naming the file.
@@ -258,18 +284,55 @@ mod tests {
             "c.yaml",
             &format!("{}---\n- just\n- a list\n", cm("c")),
         );
-        let e = render(&app, repo.path(), &dir(false, "", "")).unwrap_err();
+        let e = render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap_err();
         assert!(e.contains("app/c.yaml"), "{e}");
         std::fs::remove_file(app.join("c.yaml")).unwrap();
         write(&app, "two.json", "[1]\n");
-        let e = render(&app, repo.path(), &dir(false, "", "")).unwrap_err();
+        let e = render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap_err();
         assert!(e.contains("app/two.json"), "{e}");
         std::fs::remove_file(app.join("two.json")).unwrap();
-        write(&app, "lib.jsonnet", "{}");
-        let e = render(&app, repo.path(), &dir(false, "", "")).unwrap_err();
-        assert!(
-            e.contains("Jsonnet") && e.contains("app/lib.jsonnet"),
-            "{e}"
+        // A .jsonnet file goes to the evaluator (with its path in the repository), unless it
+        // holds the skip marker; .libsonnet files are not manifests.
+        write(&app, "main.jsonnet", "{}");
+        write(&app, "x.libsonnet", "{}");
+        write(
+            &app,
+            "skipped.jsonnet",
+            "// +argocd:skip-file-rendering\n{}",
+        );
+        let mut seen = Vec::new();
+        let r = render(&app, repo.path(), &dir(false, "", ""), |file, label| {
+            seen.push((file.to_path_buf(), label.to_string()));
+            Ok(vec![])
+        })
+        .unwrap();
+        assert_eq!(names(&r), ["b"]);
+        assert_eq!(
+            seen,
+            [(app.join("main.jsonnet"), "app/main.jsonnet".to_string())]
+        );
+        let e = render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap_err();
+        assert_eq!(e, "app/main.jsonnet: no jsonnet here");
+    }
+
+    #[test]
+    fn without_the_extension_filter_every_file_is_read() {
+        let repo = tempfile::tempdir().unwrap();
+        let app = repo.path().join("app");
+        write(&app, "a.yaml", &cm("a"));
+        write(&app, "b.txt", &cm("b"));
+        write(&app, "README", "Just words, not a manifest.\n");
+        let spec = Directory {
+            disable_extension_filter: true,
+            ..dir(false, "", "")
+        };
+        assert_eq!(
+            names(&render(&app, repo.path(), &spec, no_jsonnet).unwrap()),
+            ["a", "b"]
+        );
+        assert_eq!(
+            names(&render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap()),
+            ["a"]
         );
     }
 
@@ -284,10 +347,10 @@ mod tests {
         std::fs::create_dir_all(&app).unwrap();
         std::os::unix::fs::symlink(repo.path().join("shared/cm.yaml"), app.join("a.yaml")).unwrap();
         std::os::unix::fs::symlink(repo.path().join("missing.yaml"), app.join("b.yaml")).unwrap();
-        let r = render(&app, repo.path(), &dir(false, "", "")).unwrap();
+        let r = render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap();
         assert_eq!(names(&r), ["shared"]);
         std::os::unix::fs::symlink(outside.path().join("evil.yaml"), app.join("c.yaml")).unwrap();
-        let e = render(&app, repo.path(), &dir(false, "", "")).unwrap_err();
+        let e = render(&app, repo.path(), &dir(false, "", ""), no_jsonnet).unwrap_err();
         assert!(e.contains("outside the repository"), "{e}");
     }
 }

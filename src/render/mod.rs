@@ -8,16 +8,17 @@
 //! that is not local is skipped with a note; a source that cannot be rendered is an error of its
 //! Application only — every other Application is still rendered.
 //!
-//! Rendered: directory sources (plain YAML/JSON), Helm sources (`helm template`) and Kustomize
-//! sources (`kustomize build`), each with the arguments and environment Argo CD gives them,
-//! multi-source Applications with `$ref` value files. Config management plugins and Jsonnet
-//! cannot be rendered outside Argo CD and are reported as such.
+//! Rendered: directory sources (plain YAML/JSON, and Jsonnet with the `jsonnet` command),
+//! Helm sources (`helm template`) and Kustomize sources (`kustomize build`), each with the
+//! arguments and environment Argo CD gives them, multi-source Applications with `$ref` value
+//! files. Config management plugins cannot be rendered outside Argo CD and are reported as such.
 
 mod appset;
 mod directory;
 mod env;
 mod expand;
 mod helm;
+mod jsonnet;
 mod kustomize;
 mod normalise;
 mod output;
@@ -118,6 +119,8 @@ pub struct RenderOptions {
     pub helm: String,
     /// The kustomize binary.
     pub kustomize: String,
+    /// The jsonnet binary (go-jsonnet's command) `.jsonnet` files are evaluated with.
+    pub jsonnet: String,
     /// Kustomize binaries registered by version name (argocd-cm `kustomize.path.<name>`).
     pub kustomize_versions: Vec<(String, String)>,
     /// argocd-cm `kustomize.buildOptions`.
@@ -136,6 +139,7 @@ impl Default for RenderOptions {
             control_plane_namespace: "argocd".into(),
             helm: "helm".into(),
             kustomize: "kustomize".into(),
+            jsonnet: "jsonnet".into(),
             kustomize_versions: Vec::new(),
             kustomize_build_options: String::new(),
             kube_version: String::new(),
@@ -410,7 +414,9 @@ fn render_source(mut ctx: SourceCtx<'_>) -> Result<Vec<Resource>, String> {
     match kind {
         SourceType::Directory => {
             let spec = ctx.source.blocks.directory.clone().unwrap_or_default();
-            directory::render(&ctx.app_dir, ctx.root, &spec)
+            directory::render(&ctx.app_dir, ctx.root, &spec, |file, label| {
+                jsonnet::evaluate(&ctx, &spec.jsonnet, file, label)
+            })
         }
         SourceType::Helm => helm::render(&ctx),
         SourceType::Kustomize => kustomize::render(&ctx),

@@ -78,7 +78,7 @@ fn url_scheme(value: &str) -> Option<&str> {
 
 /// `path` with `.` and `..` removed lexically, refused when it leaves `root` (by its text, or
 /// through a symbolic link when it exists).
-fn inside(root: &Path, path: &Path, raw: &str) -> Result<PathBuf, String> {
+pub(super) fn inside(root: &Path, path: &Path, raw: &str) -> Result<PathBuf, String> {
     let mut clean = PathBuf::new();
     for c in path.components() {
         match c {

@@ -61,8 +61,64 @@ pub struct Directory {
     pub include: String,
     /// `exclude`: a glob of files to leave out.
     pub exclude: String,
-    /// `jsonnet` is set (Jsonnet options; syncguard does not evaluate Jsonnet).
-    pub jsonnet: bool,
+    /// `disableExtensionFilter`: every file is read, not only `.yaml`/`.yml`/`.json`/`.jsonnet`.
+    pub disable_extension_filter: bool,
+    /// `jsonnet`: how `.jsonnet` files are evaluated.
+    pub jsonnet: Jsonnet,
+}
+
+/// The `directory.jsonnet` block.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Jsonnet {
+    /// `extVars`: external variables (`std.extVar`).
+    pub ext_vars: Vec<JsonnetVar>,
+    /// `tlas`: top-level arguments.
+    pub tlas: Vec<JsonnetVar>,
+    /// `libs`: library search directories, relative to the repository root.
+    pub libs: Vec<String>,
+}
+
+/// One entry of `extVars` or `tlas`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JsonnetVar {
+    pub name: String,
+    /// The value; Argo CD's build environment (`$ARGOCD_APP_NAME`...) is substituted in it.
+    pub value: String,
+    /// `code`: the value is Jsonnet code, not a string.
+    pub code: bool,
+}
+
+impl Jsonnet {
+    fn from_value(v: Option<&Value>) -> Self {
+        let vars = |key: &str| -> Vec<JsonnetVar> {
+            v.and_then(|v| v.get(key))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .map(|e| JsonnetVar {
+                            name: string_of(e.get("name")),
+                            value: string_of(e.get("value")),
+                            code: e.get("code").and_then(Value::as_bool).unwrap_or(false),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        Self {
+            ext_vars: vars("extVars"),
+            tlas: vars("tlas"),
+            libs: v
+                .and_then(|v| v.get("libs"))
+                .and_then(Value::as_array)
+                .map(|a| a.iter().map(|l| string_of(Some(l))).collect())
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// A string field, empty when absent or not a string.
+fn string_of(v: Option<&Value>) -> String {
+    v.and_then(Value::as_str).unwrap_or_default().to_string()
 }
 
 impl AppSpec {
@@ -127,7 +183,11 @@ impl Source {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
-            jsonnet: d.get("jsonnet").is_some_and(|j| !j.is_null()),
+            disable_extension_filter: d
+                .get("disableExtensionFilter")
+                .and_then(Value::as_bool)
+                .unwrap_or(false),
+            jsonnet: Jsonnet::from_value(d.get("jsonnet")),
         });
         Self {
             repo_url: text("repoURL"),
@@ -212,7 +272,7 @@ pub(crate) fn string_map(block: &Value, key: &str) -> Vec<(String, String)> {
 /// How a source is rendered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SourceType {
-    /// Plain YAML/JSON files (and Jsonnet, which syncguard does not evaluate).
+    /// Plain YAML/JSON files and Jsonnet.
     Directory,
     /// `helm template`.
     Helm,

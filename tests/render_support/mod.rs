@@ -102,6 +102,46 @@ pub fn tools() -> Option<(PathBuf, PathBuf)> {
     None
 }
 
+/// The jsonnet command Argo CD 3.6 links the library of (go-jsonnet v0.22.0):
+/// `SYNCGUARD_JSONNET`, else `.tools/render-bin/jsonnet`; `None` (and a note) when it is not
+/// there, except under CI as for [`tools`].
+pub fn jsonnet_tool() -> Option<PathBuf> {
+    let path = std::env::var_os("SYNCGUARD_JSONNET")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/render-bin/jsonnet"));
+    if path.is_file() {
+        return Some(path);
+    }
+    let why = format!(
+        "{} is missing: run scripts/install-render-tools.sh",
+        path.display()
+    );
+    assert!(
+        std::env::var_os("CI").is_none()
+            || std::env::var_os("SYNCGUARD_RENDER_TOOLS_OPTIONAL").is_some(),
+        "{why}"
+    );
+    eprintln!("skipped: {why}");
+    None
+}
+
+/// A new git repository in a temp dir, `origin` [`REPO_URL`], holding `files` (path, text) in
+/// one commit on `main`.
+pub fn repository_of(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", REPO_URL]);
+    for (path, text) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "files"]);
+    dir
+}
+
 /// Runs the syncguard binary in `dir`.
 pub fn syncguard(dir: &Path, args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_syncguard"))
@@ -109,6 +149,7 @@ pub fn syncguard(dir: &Path, args: &[&str]) -> std::process::Output {
         .args(args)
         .env_remove("SYNCGUARD_HELM")
         .env_remove("SYNCGUARD_KUSTOMIZE")
+        .env_remove("SYNCGUARD_JSONNET")
         .output()
         .expect("run syncguard")
 }
