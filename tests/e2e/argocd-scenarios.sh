@@ -496,13 +496,17 @@ scenario_argocd_chart() {
 # tests/e2e/referee/apps.yaml (Helm with value files, globs, parameters, valuesObject, release
 # name, namespace, kube and API versions; Kustomize with name prefix/suffix, images, labels,
 # annotations, patches, replicas, namespace and components; directory with include, exclude and
-# recurse; a multi-source Application with `$values`; `.argocd-source*.yaml` override files in a
-# chart and an overlay) are created in Argo CD, which renders them
+# recurse; Jsonnet with external variables, top-level arguments and a library path; a multi-source
+# Application with `$values`; `.argocd-source*.yaml` override files in a chart and an overlay) are
+# created in Argo CD, which renders them
 # when it compares them (no sync); the manifests its repo-server cached in redis must equal
 # `syncguard render`'s, field for field, for every one of them.
 scenario_argocd_render_referee() {
-    [[ -x "$ROOT/.tools/render-bin/helm" && -x "$ROOT/.tools/render-bin/kustomize" ]] ||
-        skip "no helm/kustomize in .tools/render-bin (scripts/install-render-tools.sh)"
+    local tool
+    for tool in helm kustomize jsonnet; do
+        [[ -x "$ROOT/.tools/render-bin/$tool" ]] ||
+            skip "no $tool in .tools/render-bin (scripts/install-render-tools.sh)"
+    done
     local revision url apps="$WORK/referee-apps.yaml" rendered="$WORK/referee-rendered.yaml"
     revision="$(as_git_publish referee "$ROOT"/tests/e2e/referee/repo/*)" || fail "publishing the referee repository failed"
     url="$(as_git_url)"
@@ -522,10 +526,10 @@ scenario_argocd_render_referee() {
     apis="$(k api-versions | paste -sd, -)"
     (cd "$AS_GIT_WORK" && "$SYNCGUARD" render "$apps" --repo "$url=$AS_GIT_WORK" \
         --helm "$ROOT/.tools/render-bin/helm" --kustomize "$ROOT/.tools/render-bin/kustomize" \
-        --kube-version "$server" --api-versions "$apis" >"$rendered" 2>"$WORK/referee-render.err") ||
+        --jsonnet "$ROOT/.tools/render-bin/jsonnet" --kube-version "$server" --api-versions "$apis" >"$rendered" 2>"$WORK/referee-render.err") ||
         { cat "$WORK/referee-render.err" >&2; fail "syncguard render failed"; }
     python3 "$ROOT/tests/e2e/referee.py" --redis-port "$AS_REDIS_PORT" --revision "$revision" \
-        --render "$rendered" --apps 12 --names "$names" || fail "syncguard render differs from Argo CD's repo-server"
+        --render "$rendered" --apps 13 --names "$names" || fail "syncguard render differs from Argo CD's repo-server"
     for n in $names; do app_stop "$n"; done
 }
 
