@@ -243,13 +243,13 @@ pub fn render_all_except(
                 )
             }
             None => {
-                if !seen.insert(format!("ApplicationSet {}", r.name)) {
-                    continue;
-                }
                 let namespace = r
                     .namespace
                     .clone()
                     .unwrap_or_else(|| options.control_plane_namespace.clone());
+                if !seen.insert(format!("ApplicationSet {namespace}/{}", r.name)) {
+                    continue;
+                }
                 (generate_set(&r, repos, options), namespace)
             }
         };
@@ -260,6 +260,12 @@ pub fn render_all_except(
                 .resources
                 .iter()
                 .filter_map(|child| {
+                    if appset::is_application_set(child) {
+                        // An ApplicationSet a parent renders generates its Applications in
+                        // turn, as the ApplicationSet controller does once it is synced.
+                        let child = in_namespace(child, &parent_namespace);
+                        return Some((child, None, Some(rendered.app.clone()), depth + 1));
+                    }
                     let mut child_spec = AppSpec::from_resource(child)?;
                     if child_spec.namespace.is_empty() {
                         // The controller gives a namespaced object without one the parent's
@@ -282,6 +288,19 @@ pub fn render_all_except(
     out
 }
 
+/// `r` in `namespace` when it names none (the controller gives a namespaced object without one
+/// its Application's destination namespace).
+fn in_namespace(r: &Resource, namespace: &str) -> Resource {
+    if r.namespace.is_some() || namespace.is_empty() {
+        return r.clone();
+    }
+    let mut raw = r.raw.clone();
+    if let Some(metadata) = raw.get_mut("metadata").and_then(|m| m.as_object_mut()) {
+        metadata.insert("namespace".into(), namespace.into());
+    }
+    Resource::from_value(raw, r.origin.clone()).unwrap_or_else(|_| r.clone())
+}
+
 /// An ApplicationSet's "render": the Applications it generates (no tracking id: Argo CD ties them
 /// to their ApplicationSet by owner reference). A generator whose repository is not local is a
 /// skipped source; any other that cannot be evaluated is an error.
@@ -289,7 +308,7 @@ fn generate_set(r: &Resource, repos: &Repos, options: &RenderOptions) -> Rendere
     let (apps, problems) = appset::generate(r, repos, &options.control_plane_namespace);
     let (skipped, errors) = problems
         .into_iter()
-        .partition(|p| p.contains("is not a local repository"));
+        .partition(|p| p.contains("is not a local repository") || p.contains(appset::OUTSIDE));
     Rendered {
         app: r.name.clone(),
         application_set: true,
@@ -630,5 +649,82 @@ mod tests {
             "{:?}",
             out[2].errors
         );
+    }
+
+    /// An app-of-apps root that renders ApplicationSets: each generates its Applications (in the
+    /// root's destination namespace when it names none), which are rendered in turn; sets of
+    /// one name in two namespaces are two sets.
+    #[test]
+    fn application_sets_a_parent_renders_generate_their_applications() {
+        let repo = tempfile::tempdir().unwrap();
+        write(
+            repo.path(),
+            "apps/web/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: web}\n",
+        );
+        let set = |namespace: &str, env: &str| {
+            format!(
+                "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {{name: envs{namespace}}}\n\
+                 spec:\n  generators: [{{list: {{elements: [{{env: {env}}}]}}}}]\n  template:\n    \
+                 metadata: {{name: 'web-{{{{env}}}}'}}\n    spec:\n      destination: {{namespace: '{{{{env}}}}'}}\n      \
+                 source: {{repoURL: 'https://example.com/gitops', path: apps/web}}\n"
+            )
+        };
+        write(repo.path(), "sets/a.yaml", &set("", "dev"));
+        write(
+            repo.path(),
+            "sets/b.yaml",
+            &set(", namespace: team", "prod"),
+        );
+        let root = load_str(
+            "root.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: root, namespace: argocd}\n\
+             spec: {destination: {namespace: argocd}, source: {repoURL: 'https://example.com/gitops', path: sets}}\n",
+        );
+        let mut repos = Repos::default();
+        repos.add("https://example.com/gitops", repo.path().to_path_buf(), "");
+        let out = render_all(&root.resources, &repos, &RenderOptions::default());
+        let summary: Vec<String> = out
+            .iter()
+            .map(|r| {
+                format!(
+                    "{} {} <{}> {}",
+                    if r.application_set { "set" } else { "app" },
+                    r.app,
+                    r.parent.as_deref().unwrap_or("-"),
+                    r.resources.len()
+                )
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "app root <-> 2",
+                "set envs <root> 1",
+                "app web-dev <envs> 1",
+                "set envs <root> 1",
+                "app team_web-prod <envs> 1",
+            ]
+        );
+        assert!(out.iter().all(|r| r.errors.is_empty()), "{out:?}");
+        // The generated Application of the set without a namespace is in the root's destination
+        // namespace.
+        assert_eq!(out[1].resources[0].namespace.as_deref(), Some("argocd"));
+    }
+
+    /// A generator that needs data syncguard does not read is a skipped source of its
+    /// ApplicationSet (exit 0), not an error.
+    #[test]
+    fn generators_of_data_outside_the_repository_are_skipped_not_errors() {
+        let set = load_str(
+            "set.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: prs}\n\
+             spec:\n  generators: [{pullRequest: {github: {owner: o, repo: r}}}, \
+             {clusters: {selector: {matchLabels: {env: prod}}}}]\n  \
+             template: {metadata: {name: x}, spec: {}}\n",
+        );
+        let out = render_all(&set.resources, &Repos::default(), &RenderOptions::default());
+        assert!(out[0].errors.is_empty(), "{:?}", out[0].errors);
+        assert_eq!(out[0].skipped.len(), 2, "{:?}", out[0].skipped);
     }
 }

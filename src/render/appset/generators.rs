@@ -49,8 +49,8 @@ pub(super) fn params_at(
         [k] if *k == "merge" => nesting::merge(&generator["merge"], engine, repos, depth + 1)?,
         [k] => {
             return Err(format!(
-                "the {k} generator needs data from outside the repository (SCM providers, pull \
-                 requests, plugins, cluster decision resources, OCI registries) that syncguard does not read"
+                "the {k} generator needs data {OUTSIDE} (SCM providers, pull requests, \
+                 plugins, cluster decision resources, OCI registries) that syncguard does not read"
             ));
         }
         _ => return Err("a generator must name exactly one kind".into()),
@@ -105,6 +105,10 @@ fn list(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
         .collect()
 }
 
+/// How a generator that needs data syncguard cannot read says so: such a generator is a
+/// skipped source of its ApplicationSet, not an error.
+pub const OUTSIDE: &str = "from outside the repository";
+
 /// The clusters generator without cluster Secrets (none are in a repository): Argo CD then
 /// generates for the local cluster alone (`in-cluster`), unless a selector is set, which leaves
 /// the local cluster out.
@@ -116,7 +120,12 @@ fn clusters(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
             .is_some_and(|v| !is_empty_json(v))
     };
     if selects("matchLabels") || selects("matchExpressions") {
-        return Ok(Vec::new());
+        // Argo CD leaves the local cluster out then and generates one set per matching cluster
+        // Secret: nothing here, which says so rather than render nothing in silence.
+        return Err(format!(
+            "a clusters generator with a selector chooses among cluster Secrets, data {OUTSIDE} \
+             that syncguard does not read: no Application is generated here"
+        ));
     }
     let mut set = serde_json::json!({
         "name": "in-cluster",

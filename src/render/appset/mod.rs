@@ -15,6 +15,7 @@ use serde_json::{Map, Value, json};
 
 use super::Repos;
 use crate::model::Resource;
+pub use generators::OUTSIDE;
 use template::{Engine, render_value};
 
 /// The finalizer Argo CD's ApplicationSet controller puts on the Applications it creates.
@@ -91,7 +92,36 @@ pub fn generate(
             }
         }
     }
+    let apps = without_duplicate_names(apps, &r.name, &mut errors);
     (apps, errors)
+}
+
+/// The generated Applications whose names are unique: Argo CD 3.6.1
+/// (`validateGeneratedApplications`) creates none of the Applications that share a name and
+/// reports the ApplicationSet's error, one line per name here.
+fn without_duplicate_names(
+    apps: Vec<Resource>,
+    set: &str,
+    errors: &mut Vec<String>,
+) -> Vec<Resource> {
+    let mut count = std::collections::HashMap::<String, usize>::new();
+    for a in &apps {
+        *count.entry(a.name.clone()).or_default() += 1;
+    }
+    let mut reported = std::collections::HashSet::new();
+    apps.into_iter()
+        .filter(|a| {
+            let n = count[&a.name];
+            if n > 1 && reported.insert(a.name.clone()) {
+                errors.push(format!(
+                    "ApplicationSet {set} contains applications with duplicate name: {} ({n} \
+                     generated; Argo CD creates none of them)",
+                    a.name
+                ));
+            }
+            n == 1
+        })
+        .collect()
 }
 
 /// `base`'s fields fill what `over` leaves empty (mergo.Merge without override: the generator's
@@ -298,9 +328,17 @@ spec:
             "{{ns}}sub1"
         );
         assert_eq!(apps[4].namespace.as_deref(), Some("argocd"));
-        assert_eq!(errors.len(), 1, "{errors:?}");
+        // The clusters generator with a selector and the SCM generator say why they gave
+        // nothing, as data syncguard does not read (skipped, not errors, in a render).
+        assert_eq!(errors.len(), 2, "{errors:?}");
         assert!(
-            errors[0].starts_with("generator 6: the scmProvider generator"),
+            errors[0].starts_with("generator 5: a clusters generator with a selector")
+                && errors[0].contains(OUTSIDE),
+            "{errors:?}"
+        );
+        assert!(
+            errors[1].starts_with("generator 6: the scmProvider generator")
+                && errors[1].contains(OUTSIDE),
             "{errors:?}"
         );
     }
@@ -395,5 +433,23 @@ spec:
         assert_eq!(names(&apps), ["api-prod", "web-prod", "web-dev"]);
         assert_eq!(apps[2].raw["spec"]["source"]["path"], "apps/web");
         assert_eq!(apps[2].raw["spec"]["destination"]["namespace"], "dev");
+    }
+
+    #[test]
+    fn applications_sharing_a_generated_name_are_all_left_out() {
+        let set = load_str(
+            "appset.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: envs}\n\
+             spec:\n  generators: [{list: {elements: [{env: qa}, {env: prod}, {env: qa}]}}]\n  \
+             template: {metadata: {name: '{{env}}'}, spec: {}}\n",
+        );
+        let (apps, errors) = generate(&set.resources[0], &Repos::default(), "argocd");
+        assert_eq!(names(&apps), ["prod"]);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0]
+                .starts_with("ApplicationSet envs contains applications with duplicate name: qa"),
+            "{errors:?}"
+        );
     }
 }
