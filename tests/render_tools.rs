@@ -472,3 +472,73 @@ fn serde_yaml_objects(stream: &str) -> Vec<serde_json::Value> {
         .map(|r| r.raw)
         .collect()
 }
+
+/// `--kustomize-build-options --enable-helm`: kustomize inflates `helmCharts` with the helm
+/// render was given (Argo CD's image has it on PATH; here it need not be), with the cluster's
+/// version.
+#[test]
+fn kustomize_inflates_helm_charts_with_the_given_helm() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    let app = [
+        "apiVersion: argoproj.io/v1alpha1",
+        "kind: Application",
+        "metadata: {name: inflated, namespace: argocd}",
+        "spec:",
+        "  destination: {server: https://kubernetes.default.svc, namespace: shop}",
+        &format!(
+            "  source: {{repoURL: {}, path: app}}",
+            render_support::REPO_URL
+        ),
+        "",
+    ]
+    .join("\n");
+    let repo = repository_of(&[
+        ("apps/app.yaml", app.as_str()),
+        (
+            "app/kustomization.yaml",
+            "helmGlobals: {chartHome: charts}\nhelmCharts:\n- {name: mini, releaseName: rel, valuesInline: {greeting: hello}}\n",
+        ),
+        (
+            "app/charts/mini/Chart.yaml",
+            "apiVersion: v2\nname: mini\nversion: 0.1.0\n",
+        ),
+        ("app/charts/mini/values.yaml", "greeting: hi\n"),
+        (
+            "app/charts/mini/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}-mini'}\n\
+             data: {greeting: '{{ .Values.greeting }}', kube: '{{ .Capabilities.KubeVersion.Version }}'}\n",
+        ),
+    ]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .current_dir(repo.path())
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env_remove("SYNCGUARD_HELM")
+        .env_remove("SYNCGUARD_KUSTOMIZE")
+        .args(["render", "--helm"])
+        .arg(&helm)
+        .arg("--kustomize")
+        .arg(&kustomize)
+        .args([
+            "--kustomize-build-options",
+            "--enable-helm",
+            "--kube-version",
+            "v1.34.1",
+            "apps/app.yaml",
+        ])
+        .output()
+        .expect("run syncguard");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let objects = serde_yaml_objects(&stdout);
+    assert_eq!(objects.len(), 1, "{stdout}");
+    assert_eq!(objects[0]["metadata"]["name"], "rel-mini");
+    assert_eq!(
+        objects[0]["data"],
+        serde_json::json!({"greeting": "hello", "kube": "v1.34.1"})
+    );
+}

@@ -177,6 +177,11 @@ pub fn render(ctx: &SourceCtx<'_>) -> Result<Vec<Resource>, String> {
     let options = &ctx.options.kustomize_build_options;
     if !options.trim().is_empty() {
         args.extend(options.split_whitespace().map(str::to_string));
+        if options.contains("--enable-helm") && !options.contains("--helm-command") {
+            // Argo CD's image has its helm on PATH, where kustomize looks for it; here it is
+            // the helm Helm sources use (--helm), which may be elsewhere.
+            args.extend(["--helm-command".into(), ctx.options.helm.clone()]);
+        }
         if options.contains("--enable-helm") && version_at_least(&binary, (5, 3, 0)) {
             let kube_version = if spec.kube_version.is_empty() {
                 &ctx.options.kube_version
