@@ -137,3 +137,37 @@ fn a_broken_application_is_an_error_of_its_own_and_the_others_still_render() {
     assert_eq!(none.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&none.stderr).contains("no Argo CD Application"));
 }
+
+/// `render .` on a GitOps repository: chart templates and kustomizations that are not
+/// manifests are passed over with one line (exit 0); a broken file that may hold an
+/// Application is still an input error.
+#[test]
+fn files_without_applications_that_are_not_manifests_are_passed_over() {
+    let repo = checkout();
+    write(
+        repo.path(),
+        "charts/web/templates/cm.yaml",
+        "{{- if .Values.enabled }}\napiVersion: v1\nkind: ConfigMap\n{{- end }}\n",
+    );
+    write(
+        repo.path(),
+        "apps/orders/kustomization.yaml",
+        "resources:\n- db/migration-job.yaml\n",
+    );
+    let out = syncguard(repo.path(), &["render", "."]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("passed over 2 document(s) of files that hold no Argo CD object"),
+        "{stderr}"
+    );
+    write(
+        repo.path(),
+        "argocd/typo.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: [typo}\n",
+    );
+    let out = syncguard(repo.path(), &["render", "."]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("argocd/typo.yaml"), "{stderr}");
+}

@@ -15,9 +15,22 @@ use super::Outcome;
 /// Application has been rendered and written.
 pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let loaded = load_paths(&args.paths);
-    let mut failed = !loaded.errors.is_empty();
-    for e in &loaded.errors {
+    // A GitOps directory also holds chart templates, kustomizations and values files, which are
+    // not manifests: what cannot be read in a file that holds no Argo CD object is passed over.
+    let (errors, passed_over): (Vec<_>, Vec<_>) = loaded
+        .errors
+        .iter()
+        .partition(|e| may_hold_applications(e.file()));
+    let mut failed = !errors.is_empty();
+    for e in &errors {
         eprintln!("syncguard: {e}");
+    }
+    if let Some(first) = passed_over.first() {
+        eprintln!(
+            "syncguard: passed over {} document(s) of files that hold no Argo CD object and are \
+             not manifests (first: {first})",
+            passed_over.len()
+        );
     }
     let (repos, options) = match prepare(&args.flags) {
         Ok(prepared) => prepared,
@@ -61,6 +74,16 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     })
 }
 
+/// Whether the input file `file` may hold an Application or ApplicationSet: it mentions their
+/// API group, or it cannot be read to tell.
+fn may_hold_applications(file: &str) -> bool {
+    std::fs::read(file).map_or(true, |bytes| {
+        bytes
+            .windows(b"argoproj.io".len())
+            .any(|w| w == b"argoproj.io")
+    })
+}
+
 /// The stderr lines of one Application's render.
 pub(crate) fn say(app: &Rendered) {
     let from = app.origin.as_deref().unwrap_or("?");
@@ -71,7 +94,7 @@ pub(crate) fn say(app: &Rendered) {
         .unwrap_or_default();
     if app.application_set {
         eprintln!(
-            "syncguard: ApplicationSet {} ({from}): {} Application(s)",
+            "syncguard: ApplicationSet {} ({from}{parent}): {} Application(s)",
             app.app,
             app.resources.len()
         );
