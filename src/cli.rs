@@ -1040,6 +1040,13 @@ pub struct RenderFlags {
     )]
     pub jsonnet: String,
 
+    /// Files or directories holding Argo CD cluster Secrets (`argocd.argoproj.io/secret-type:
+    /// cluster`) for the clusters generators of ApplicationSets, besides those of the input:
+    /// `kubectl get secrets -n argocd -l argocd.argoproj.io/secret-type=cluster -o yaml`, with
+    /// `config` removed (only name, server, project, labels and annotations are read).
+    #[arg(long = "clusters", value_name = "PATH")]
+    pub clusters: Vec<PathBuf>,
+
     /// A kustomize registered under a version name, for sources that set `kustomize.version`
     /// (argocd-cm `kustomize.path.NAME`; repeatable).
     #[arg(long = "kustomize-version", value_name = "NAME=PATH")]

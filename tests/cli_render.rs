@@ -171,3 +171,69 @@ fn files_without_applications_that_are_not_manifests_are_passed_over() {
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("argocd/typo.yaml"), "{stderr}");
 }
+
+/// A fleet ApplicationSet (a clusters generator with a selector) generates one Application per
+/// matching cluster Secret given with --clusters; without them it says what it lacks.
+#[test]
+fn cluster_secrets_given_with_clusters_feed_the_clusters_generator() {
+    let repo = checkout();
+    write(
+        repo.path(),
+        "argocd/addons.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: addons, namespace: argocd}\n\
+         spec:\n  goTemplate: true\n  generators:\n  - clusters:\n      selector:\n        \
+         matchLabels: {enable_orders: 'true'}\n  template:\n    metadata: {name: 'orders-{{.nameNormalized}}'}\n    \
+         spec:\n      destination: {server: '{{.server}}', namespace: '{{.metadata.labels.env}}'}\n      \
+         source: {repoURL: 'https://git.example.com/platform/gitops.git', path: apps/orders/db}\n",
+    );
+    let clusters = tempfile::tempdir().expect("temp dir");
+    let secrets = clusters.path().join("clusters.yaml");
+    std::fs::write(
+        &secrets,
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: c1\n  namespace: argocd\n  \
+         labels: {argocd.argoproj.io/secret-type: cluster, enable_orders: 'true', env: prod}\n\
+         stringData: {name: Prod_1, server: 'https://prod-1:6443'}\n---\n\
+         apiVersion: v1\nkind: Secret\nmetadata:\n  name: c2\n  namespace: argocd\n  \
+         labels: {argocd.argoproj.io/secret-type: cluster, env: dev}\n\
+         stringData: {name: dev, server: 'https://dev:6443'}\n",
+    )
+    .expect("write");
+    let secrets = secrets.display().to_string();
+    let out = syncguard(
+        repo.path(),
+        &["render", "argocd/addons.yaml", "--clusters", &secrets],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("ApplicationSet addons (argocd/addons.yaml:1): 1 Application(s)")
+            && stderr
+                .contains("Application orders-prod-1 (argocd/addons.yaml:1, rendered by addons)"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("\"server\": \"https://prod-1:6443\""),
+        "{stdout}"
+    );
+    // Without the Secrets: a skipped generator, exit 0, nothing generated.
+    let out = syncguard(repo.path(), &["render", "argocd/addons.yaml"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains("0 Application(s)") && stderr.contains("--clusters FILE"),
+        "{stderr}"
+    );
+    // A --clusters file without a cluster Secret is refused.
+    let out = syncguard(
+        repo.path(),
+        &[
+            "render",
+            "argocd/addons.yaml",
+            "--clusters",
+            "argocd/apps.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no cluster Secret"));
+}

@@ -210,7 +210,29 @@ pub(crate) fn options(args: &RenderFlags) -> Result<RenderOptions, String> {
         crate::render::parse_kube_version(&args.kube_version)
             .map_err(|e| format!("--kube-version: {e}"))?;
     }
+    let mut clusters = Vec::new();
+    if !args.clusters.is_empty() {
+        let loaded = load_paths(&args.clusters);
+        if let Some(e) = loaded.errors.first() {
+            return Err(format!("--clusters: {e}"));
+        }
+        let found = crate::render::clusters_of(&loaded.resources, &args.control_plane_namespace);
+        if found.is_empty() {
+            return Err(format!(
+                "--clusters: no cluster Secret (label argocd.argoproj.io/secret-type: cluster, \
+                 namespace {} or none) in {}",
+                args.control_plane_namespace,
+                args.clusters
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        clusters = loaded.resources;
+    }
     Ok(RenderOptions {
+        clusters,
         control_plane_namespace: args.control_plane_namespace.clone(),
         helm: args.helm.clone(),
         kustomize: args.kustomize.clone(),

@@ -31,7 +31,7 @@ use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
-pub use appset::is_application_set;
+pub use appset::{clusters_of, is_application_set};
 pub use env::{AppEnv, EnvInputs};
 pub use expand::{Expansion, expand};
 pub use helm::{parse_kube_version, template_file};
@@ -131,6 +131,9 @@ pub struct RenderOptions {
     pub api_versions: Vec<String>,
     /// How long one helm or kustomize run may take.
     pub timeout: Option<Duration>,
+    /// Objects holding the cluster Secrets ApplicationSets' clusters generators choose among
+    /// (`--clusters`), besides those of the input.
+    pub clusters: Vec<Resource>,
 }
 
 impl Default for RenderOptions {
@@ -145,6 +148,7 @@ impl Default for RenderOptions {
             kube_version: String::new(),
             api_versions: Vec::new(),
             timeout: Some(Duration::from_secs(120)),
+            clusters: Vec::new(),
         }
     }
 }
@@ -221,6 +225,12 @@ pub fn render_all_except(
 ) -> Vec<Rendered> {
     let mut out = Vec::new();
     let mut seen = done;
+    // The cluster Secrets the clusters generators choose among: those of the input and of
+    // --clusters.
+    let clusters = appset::clusters_of(
+        resources.iter().chain(&options.clusters),
+        &options.control_plane_namespace,
+    );
     let mut queue: Vec<(Resource, Option<AppSpec>, Option<String>, usize)> = resources
         .iter()
         .filter_map(|r| {
@@ -250,7 +260,11 @@ pub fn render_all_except(
                 if !seen.insert(format!("ApplicationSet {namespace}/{}", r.name)) {
                     continue;
                 }
-                (generate_set(&r, repos, options), namespace)
+                let known = appset::Known {
+                    repos,
+                    clusters: &clusters,
+                };
+                (generate_set(&r, &known, options), namespace)
             }
         };
         rendered.parent = parent;
@@ -304,8 +318,8 @@ fn in_namespace(r: &Resource, namespace: &str) -> Resource {
 /// An ApplicationSet's "render": the Applications it generates (no tracking id: Argo CD ties them
 /// to their ApplicationSet by owner reference). A generator whose repository is not local is a
 /// skipped source; any other that cannot be evaluated is an error.
-fn generate_set(r: &Resource, repos: &Repos, options: &RenderOptions) -> Rendered {
-    let (apps, problems) = appset::generate(r, repos, &options.control_plane_namespace);
+fn generate_set(r: &Resource, known: &appset::Known<'_>, options: &RenderOptions) -> Rendered {
+    let (apps, problems) = appset::generate(r, known, &options.control_plane_namespace);
     let (skipped, errors) = problems
         .into_iter()
         .partition(|p| p.contains("is not a local repository") || p.contains(appset::OUTSIDE));

@@ -1,7 +1,7 @@
 //! The parameter sets of an ApplicationSet's generators, as Argo CD 3.6.1 makes them
 //! (`applicationset/generators`): `list` (elements and elementsYaml), `git` (directories and
-//! files, read from the local checkout of the generator's repository) and `clusters` without
-//! cluster Secrets (the local cluster only); `matrix` and `merge` combine them (nesting.rs) and a
+//! files, read from the local checkout of the generator's repository) and `clusters` (over the
+//! cluster Secrets given, clusters.rs); `matrix` and `merge` combine them (nesting.rs) and a
 //! generator's `selector` filters what it made (selector.rs).
 
 use std::path::Path;
@@ -9,14 +9,15 @@ use std::path::Path;
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
 
+use super::clusters::{self, Known};
 use super::sanitize_name;
 use super::template::{Engine, render};
 use super::{nesting, selector};
 use crate::render::Repos;
 
 /// One generator's parameter sets (each a JSON object), or why it cannot be evaluated here.
-pub fn params(generator: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String> {
-    params_at(generator, engine, repos, 0)
+pub fn params(generator: &Value, engine: Engine, known: &Known<'_>) -> Result<Vec<Value>, String> {
+    params_at(generator, engine, known, 0)
 }
 
 /// The parameter sets of a generator `depth` matrix/merge generators deep, filtered by its
@@ -24,7 +25,7 @@ pub fn params(generator: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Va
 pub(super) fn params_at(
     generator: &Value,
     engine: Engine,
-    repos: &Repos,
+    known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
     let kinds: Vec<&String> = generator
@@ -37,16 +38,18 @@ pub(super) fn params_at(
         .unwrap_or_default();
     let sets = match kinds.as_slice() {
         [k] if *k == "list" => list(&generator["list"], engine)?,
-        [k] if *k == "git" => git(&generator["git"], engine, repos)?,
-        [k] if *k == "clusters" => clusters(&generator["clusters"], engine)?,
+        [k] if *k == "git" => git(&generator["git"], engine, known.repos)?,
+        [k] if *k == "clusters" => {
+            clusters::generate(&generator["clusters"], engine, known.clusters)?
+        }
         [k] if (*k == "matrix" || *k == "merge") && depth >= 2 => {
             return Err(format!(
                 "a {k} generator nested in a nested matrix or merge: Argo CD nests them one \
                  level deep"
             ));
         }
-        [k] if *k == "matrix" => nesting::matrix(&generator["matrix"], engine, repos, depth + 1)?,
-        [k] if *k == "merge" => nesting::merge(&generator["merge"], engine, repos, depth + 1)?,
+        [k] if *k == "matrix" => nesting::matrix(&generator["matrix"], engine, known, depth + 1)?,
+        [k] if *k == "merge" => nesting::merge(&generator["merge"], engine, known, depth + 1)?,
         [k] => {
             return Err(format!(
                 "the {k} generator needs data {OUTSIDE} (SCM providers, pull requests, \
@@ -108,47 +111,6 @@ fn list(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
 /// How a generator that needs data syncguard cannot read says so: such a generator is a
 /// skipped source of its ApplicationSet, not an error.
 pub const OUTSIDE: &str = "from outside the repository";
-
-/// The clusters generator without cluster Secrets (none are in a repository): Argo CD then
-/// generates for the local cluster alone (`in-cluster`), unless a selector is set, which leaves
-/// the local cluster out.
-fn clusters(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
-    let selector = spec.get("selector");
-    let selects = |key: &str| {
-        selector
-            .and_then(|s| s.get(key))
-            .is_some_and(|v| !is_empty_json(v))
-    };
-    if selects("matchLabels") || selects("matchExpressions") {
-        // Argo CD leaves the local cluster out then and generates one set per matching cluster
-        // Secret: nothing here, which says so rather than render nothing in silence.
-        return Err(format!(
-            "a clusters generator with a selector chooses among cluster Secrets, data {OUTSIDE} \
-             that syncguard does not read: no Application is generated here"
-        ));
-    }
-    let mut set = serde_json::json!({
-        "name": "in-cluster",
-        "nameNormalized": "in-cluster",
-        "server": "https://kubernetes.default.svc",
-        "project": "",
-    });
-    let values = crate::render::source::string_map(spec, "values");
-    add_values(&mut set, &values, engine)?;
-    if spec.get("flatList").and_then(Value::as_bool) == Some(true) {
-        return Ok(vec![serde_json::json!({"clusters": [set]})]);
-    }
-    Ok(vec![set])
-}
-
-fn is_empty_json(v: &Value) -> bool {
-    match v {
-        Value::Null => true,
-        Value::Array(a) => a.is_empty(),
-        Value::Object(m) => m.is_empty(),
-        _ => false,
-    }
-}
 
 fn git(spec: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String> {
     let url = spec
@@ -322,7 +284,11 @@ pub(super) fn leaf_text(v: &Value) -> String {
 }
 
 /// The generator's `values`, rendered with the set's own parameters.
-fn add_values(set: &mut Value, values: &[(String, String)], engine: Engine) -> Result<(), String> {
+pub(super) fn add_values(
+    set: &mut Value,
+    values: &[(String, String)],
+    engine: Engine,
+) -> Result<(), String> {
     let mut rendered = Map::new();
     for (k, v) in values {
         rendered.insert(k.clone(), Value::String(render(v, set, engine)?));

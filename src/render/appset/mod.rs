@@ -1,11 +1,13 @@
 //! ApplicationSets turned into the Applications Argo CD 3.6.1's ApplicationSet controller would
-//! create (`applicationset/controllers/template`): each generator's parameter sets (`list`, and
-//! `git` directories and files read from the local checkout), the generator's own `template`
+//! create (`applicationset/controllers/template`): each generator's parameter sets (`list`,
+//! `git` directories and files read from the local checkout, `clusters` over the cluster Secrets
+//! given, `matrix` and `merge` of those), the generator's own `template`
 //! laid under the ApplicationSet's, every string rendered with each set, the Application in the
 //! ApplicationSet's namespace with Argo CD's resources finalizer unless
 //! `preserveResourcesOnDeletion`. Generators that need the cluster or an SCM provider are
 //! reported as such.
 
+mod clusters;
 mod generators;
 mod nesting;
 mod selector;
@@ -13,8 +15,8 @@ mod template;
 
 use serde_json::{Map, Value, json};
 
-use super::Repos;
 use crate::model::Resource;
+pub use clusters::{Known, clusters_of};
 pub use generators::OUTSIDE;
 use template::{Engine, render_value};
 
@@ -29,7 +31,7 @@ pub fn is_application_set(r: &Resource) -> bool {
 /// The Applications `r` generates, and one line per generator that could not be evaluated.
 pub fn generate(
     r: &Resource,
-    repos: &Repos,
+    known: &Known<'_>,
     control_plane_namespace: &str,
 ) -> (Vec<Resource>, Vec<String>) {
     let spec = r.raw.get("spec").cloned().unwrap_or(Value::Null);
@@ -67,7 +69,7 @@ pub fn generate(
         .flatten()
         .enumerate()
     {
-        let sets = match generators::params(generator, engine, repos) {
+        let sets = match generators::params(generator, engine, known) {
             Ok(sets) => sets,
             Err(e) => {
                 errors.push(format!("generator {}: {e}", n + 1));
@@ -211,6 +213,7 @@ pub(crate) fn sanitize_name(name: &str) -> String {
 mod tests {
     use super::*;
     use crate::manifest::load_str;
+    use crate::render::Repos;
 
     fn write(root: &std::path::Path, rel: &str, text: &str) {
         let p = root.join(rel);
@@ -296,12 +299,12 @@ spec:
       source: {repoURL: https://example.com/gitops.git, path: '{{path}}'}
 "#,
         );
-        let (apps, errors) = generate(&set.resources[0], &repos, "argocd");
+        let (apps, errors) = generate(&set.resources[0], &Known::repos(&repos), "argocd");
         assert_eq!(
             names(&apps),
             // list; directories apps/api, apps/web (hidden and excluded ones left out); files
             // in sorted order — `*` crosses `/` in git's pathspec, so dev/sub matches too; the
-            // clusters generator without cluster Secrets: the local cluster, and nothing once a
+            // clusters generator given no cluster Secret: the local cluster, and nothing once a
             // selector is set.
             [
                 "{{path.basename}}one",
@@ -365,7 +368,7 @@ spec:
       source: {repoURL: r, path: 'apps/{{ .app.name | lower }}'}
 "#,
         );
-        let (apps, errors) = generate(&set.resources[0], &repos, "argocd");
+        let (apps, errors) = generate(&set.resources[0], &Known::repos(&repos), "argocd");
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(names(&apps), ["web"]);
         assert_eq!(apps[0].namespace.as_deref(), Some("team"));
@@ -377,7 +380,7 @@ spec:
              spec:\n  generators: [{git: {repoURL: 'https://elsewhere/x.git', directories: [{path: '*'}]}}]\n  \
              template: {metadata: {name: x}, spec: {}}\n",
         );
-        let (apps, errors) = generate(&set.resources[0], &repos, "argocd");
+        let (apps, errors) = generate(&set.resources[0], &Known::repos(&repos), "argocd");
         assert!(apps.is_empty());
         assert!(errors[0].contains("not a local repository"), "{errors:?}");
     }
@@ -428,7 +431,7 @@ spec:
       source: {repoURL: https://example.com/gitops.git, path: '{{ .path.path }}'}
 "#,
         );
-        let (apps, errors) = generate(&set.resources[0], &repos, "argocd");
+        let (apps, errors) = generate(&set.resources[0], &Known::repos(&repos), "argocd");
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(names(&apps), ["api-prod", "web-prod", "web-dev"]);
         assert_eq!(apps[2].raw["spec"]["source"]["path"], "apps/web");
@@ -443,7 +446,11 @@ spec:
              spec:\n  generators: [{list: {elements: [{env: qa}, {env: prod}, {env: qa}]}}]\n  \
              template: {metadata: {name: '{{env}}'}, spec: {}}\n",
         );
-        let (apps, errors) = generate(&set.resources[0], &Repos::default(), "argocd");
+        let (apps, errors) = generate(
+            &set.resources[0],
+            &Known::repos(&Repos::default()),
+            "argocd",
+        );
         assert_eq!(names(&apps), ["prod"]);
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(

@@ -17,16 +17,16 @@
 
 use serde_json::{Map, Value};
 
+use super::clusters::Known;
 use super::generators::{leaf_text, params_at};
 use super::template::{Engine, render_if_known, render_value};
-use crate::render::Repos;
 
 /// The parameter sets of a `matrix` generator's spec; `depth` is the nesting level of its
 /// child generators.
 pub fn matrix(
     spec: &Value,
     engine: Engine,
-    repos: &Repos,
+    known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
     let children = children(spec, "matrix")?;
@@ -37,12 +37,12 @@ pub fn matrix(
         ));
     };
     let firsts =
-        params_at(first, engine, repos, depth).map_err(|e| format!("matrix generator 1: {e}"))?;
+        params_at(first, engine, known, depth).map_err(|e| format!("matrix generator 1: {e}"))?;
     let mut out = Vec::new();
     for a in &firsts {
         let interpolated = interpolate(second, a, engine)
             .map_err(|e| format!("matrix generator 2, with the parameters of generator 1: {e}"))?;
-        let seconds = params_at(&interpolated, engine, repos, depth)
+        let seconds = params_at(&interpolated, engine, known, depth)
             .map_err(|e| format!("matrix generator 2: {e}"))?;
         for b in seconds {
             out.push(match engine {
@@ -63,7 +63,7 @@ pub fn matrix(
 pub fn merge(
     spec: &Value,
     engine: Engine,
-    repos: &Repos,
+    known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
     let children = children(spec, "merge")?;
@@ -81,7 +81,7 @@ pub fn merge(
     }
     let mut base: Vec<(String, Value)> = Vec::new();
     for (n, child) in children.iter().enumerate() {
-        let sets = params_at(child, engine, repos, depth)
+        let sets = params_at(child, engine, known, depth)
             .map_err(|e| format!("merge generator {}: {e}", n + 1))?;
         let keyed =
             by_merge_key(&keys, sets).map_err(|e| format!("merge generator {}: {e}", n + 1))?;
@@ -257,6 +257,7 @@ fn is_empty(v: &Value) -> bool {
 mod tests {
     use super::super::generators::params;
     use super::*;
+    use crate::render::Repos;
     use serde_json::json;
 
     const FAST: Engine = Engine::Fast;
@@ -265,7 +266,7 @@ mod tests {
     };
 
     fn sets(generator: Value, engine: Engine) -> Result<Vec<Value>, String> {
-        params(&generator, engine, &Repos::default())
+        params(&generator, engine, &Known::repos(&Repos::default()))
     }
 
     fn field(sets: &[Value], pointer: &str) -> Vec<String> {
