@@ -17,10 +17,12 @@ pub fn run(args: &RenderArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let loaded = load_paths(&args.paths);
     // A GitOps directory also holds chart templates, kustomizations and values files, which are
     // not manifests: what cannot be read in a file that holds no Argo CD object is passed over.
-    let (errors, passed_over): (Vec<_>, Vec<_>) = loaded
-        .errors
-        .iter()
-        .partition(|e| may_hold_applications(e.file()));
+    let mut holds = std::collections::HashMap::new();
+    let (errors, passed_over): (Vec<_>, Vec<_>) = loaded.errors.iter().partition(|e| {
+        *holds
+            .entry(e.file())
+            .or_insert_with(|| may_hold_applications(e.file()))
+    });
     let mut failed = !errors.is_empty();
     for e in &errors {
         eprintln!("syncguard: {e}");

@@ -274,24 +274,19 @@ pub fn render_all_except(
                 .resources
                 .iter()
                 .filter_map(|child| {
-                    if appset::is_application_set(child) {
-                        // An ApplicationSet a parent renders generates its Applications in
-                        // turn, as the ApplicationSet controller does once it is synced.
-                        let child = in_namespace(child, &parent_namespace);
-                        return Some((child, None, Some(rendered.app.clone()), depth + 1));
+                    // Applications a parent renders are rendered in turn, and ApplicationSets
+                    // generate theirs, as once synced.
+                    let is_app = crate::model::app::is_application(child);
+                    if !is_app && !appset::is_application_set(child) {
+                        return None;
                     }
-                    let mut child_spec = AppSpec::from_resource(child)?;
-                    if child_spec.namespace.is_empty() {
-                        // The controller gives a namespaced object without one the parent's
-                        // destination namespace.
-                        child_spec.namespace = parent_namespace.clone();
-                    }
-                    Some((
-                        child.clone(),
-                        Some(child_spec),
-                        Some(rendered.app.clone()),
-                        depth + 1,
-                    ))
+                    let child = in_namespace(child, &parent_namespace);
+                    let spec = if is_app {
+                        Some(AppSpec::from_resource(&child)?)
+                    } else {
+                        None
+                    };
+                    Some((child, spec, Some(rendered.app.clone()), depth + 1))
                 })
                 .collect();
             children.reverse();

@@ -164,12 +164,7 @@ impl AppSpec {
 impl Source {
     /// Reads one entry of `spec.sources` (or `spec.source`).
     pub fn from_value(v: &Value) -> Self {
-        let text = |key: &str| {
-            v.get(key)
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
+        let text = |key: &str| string_of(v.get(key));
         let block = |key: &str| v.get(key).filter(|b| !b.is_null()).cloned();
         let directory = block("directory").map(|d| Directory {
             recurse: d.get("recurse").and_then(Value::as_bool).unwrap_or(false),
