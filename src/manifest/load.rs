@@ -949,7 +949,7 @@ mod tests {
         // The same key in different mappings is fine.
         let fine = load_str(
             "f.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: n, labels: {name: x}}\n",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: nm, labels: {name: x}}\n",
         );
         assert!(fine.errors.is_empty(), "{:?}", fine.errors);
     }

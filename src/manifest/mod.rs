@@ -8,7 +8,9 @@
 //!   first problem but return every [`Resource`](crate::model::Resource) they could read and a
 //!   [`LoadError`] for every problem, in input order.
 //! - `stream`: cuts a stream at `---` lines and finds Helm's `# Source:` comments.
-//! - `yaml`: turns YAML into JSON with positions, within [`MAX_DEPTH`] and [`MAX_NODES`].
+//! - `yaml`: turns YAML into JSON with positions, within [`MAX_DEPTH`] and [`MAX_NODES`],
+//!   reading it as Kubernetes does (sigs.k8s.io/yaml: YAML 1.1 scalars, merge keys).
+//! - `scalar`: types a scalar and writes its JSON by those rules.
 //! - [`Origin`] and its pointer → position index live in the `syncguard-argocd` crate
 //!   (`origin`, `pointers`), beside the [`Resource`](crate::model::Resource) that carries them;
 //!   this module fills them.
@@ -26,6 +28,7 @@
 
 mod error;
 mod load;
+mod scalar;
 mod stream;
 mod yaml;
 

@@ -7,20 +7,31 @@
 //! them: kubectl, kustomize and Helm reject such files), and puts hard limits on what one document may cost: nesting depth
 //! ([`MAX_DEPTH`]) and converted nodes ([`MAX_NODES`], which also stops alias bombs).
 //!
-//! Scalars follow the YAML 1.2 core schema exactly as saphyr resolves them (`1` is a number,
-//! `"1"` a string, `true` a boolean, `~` null). JSON has no infinities or NaN, so those become
-//! the strings `.inf`, `-.inf` and `.nan`; mapping keys that are not strings become their JSON
-//! text (`1`, `true`, `null`, `[1,2]`).
+//! Values are what Kubernetes and Argo CD read, not what a YAML 1.2 reader would: they decode
+//! manifests with sigs.k8s.io/yaml (a YAML 1.1 reader, then Go's JSON), so scalars resolve by
+//! its rules (`scalar`: `0755` is 493, `yes` and `on` are `true`, `1e3` is the integer 1000,
+//! `.inf` fails the document), mapping keys become its JSON keys (`on:` is the key `true`; a
+//! null, sequence or mapping key fails the document), and merge keys are merged (`<<: *base`,
+//! `<<: [*a, *b]`): entries are applied in document order and the last write wins, so keys after
+//! a `<<` override the merged ones (and a `<<` after a key overrides that key, as go-yaml v2
+//! does); in a `<<` sequence the earlier mappings win. A merged-in field points at its `<<` key.
+//! Merging moves the values already built, which the node budget has already counted.
+//!
+//! One difference in syntax is bridged: saphyr refuses continuation lines of a multi-line quoted
+//! scalar that are indented less than the mapping holding it (or by tabs), which Kubernetes'
+//! reader accepts; such a document is parsed again with those lines re-indented (their leading
+//! blanks are not part of the value). Lines keep their numbers; on the line where such a scalar
+//! ends, columns of anything after the closing quote are shifted.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
-use saphyr::Scalar;
-use saphyr_parser::{Event, Marker, Parser, ScalarStyle, Span, SpannedEventReceiver, Tag};
+use saphyr_parser::{Event, Marker, Parser, ScalarStyle, ScanError, Span, SpannedEventReceiver};
 use serde_json::map::Entry;
 use serde_json::{Map, Value};
 
 use super::Position;
+use super::scalar::{Resolved, is_merge_key, resolve};
 use syncguard_argocd::pointers::{PointerIndex, Token};
 
 /// Deepest nesting of sequences and mappings accepted in one document. Real manifests stay under
@@ -119,6 +130,33 @@ impl DocumentParser {
     /// A syntax error ends the parse: the documents completed before it are returned, followed
     /// by one [`Document::Failed`] for the document holding the error.
     pub(crate) fn parse(&mut self, text: &str, line_offset: u32) -> Vec<Document> {
+        let mut repaired: Option<String> = None;
+        let mut repairs = 0;
+        loop {
+            let current = repaired.as_deref().unwrap_or(text);
+            let Some(error) = self.parse_text(current, line_offset) else {
+                break;
+            };
+            if repairs < MAX_REPAIRS
+                && let Some(fixed) = repair_quoted_scalar(current, &error)
+            {
+                repairs += 1;
+                repaired = Some(fixed);
+                continue;
+            }
+            let builder = &mut self.builder;
+            let position = builder.position(*error.marker());
+            builder.docs.push(Document::Failed(DocumentError {
+                position,
+                kind: DocumentErrorKind::Syntax(error.info().to_string()),
+            }));
+            break;
+        }
+        std::mem::take(&mut self.builder.docs)
+    }
+
+    /// Feeds every event of `text` to the builder; the syntax error that stopped it, if any.
+    fn parse_text(&mut self, text: &str, line_offset: u32) -> Option<ScanError> {
         let builder = &mut self.builder;
         builder.begin_text(line_offset);
         // The event iterator, not `Parser::load`: `load` recurses once per nesting level (a
@@ -126,18 +164,115 @@ impl DocumentParser {
         for event in Parser::new_from_str(text) {
             match event {
                 Ok((event, span)) => builder.on_event(event, span),
-                Err(error) => {
-                    let position = builder.position(*error.marker());
-                    builder.docs.push(Document::Failed(DocumentError {
-                        position,
-                        kind: DocumentErrorKind::Syntax(error.info().to_string()),
-                    }));
-                    break;
-                }
+                Err(error) => return Some(error),
             }
         }
-        std::mem::take(&mut builder.docs)
+        None
     }
+}
+
+/// Most re-indented quoted scalars per text (each costs a parse of the text again).
+const MAX_REPAIRS: usize = 64;
+
+/// `text` with the quoted scalar that stopped saphyr made acceptable to it, when the error is
+/// one Kubernetes' YAML reader does not make: a continuation line indented less than the
+/// enclosing block ("invalid indentation in quoted scalar", reported at the opening quote) or
+/// by a tab ("tab cannot be used as indentation", reported at the tab). Leading blanks of a
+/// continuation line are never part of a quoted scalar's value, so replacing them keeps it.
+/// A continuation line that is a document marker at column 0 is an error for both readers and is
+/// left alone.
+fn repair_quoted_scalar(text: &str, error: &ScanError) -> Option<String> {
+    let marker = error.marker();
+    let line_start = line_start(text, marker.line())?;
+    let offset = line_start + text.get(line_start..)?.char_indices().nth(marker.col())?.0;
+    match error.info() {
+        "invalid indentation in quoted scalar" => reindent_quoted(text, offset),
+        "tab cannot be used as indentation" => {
+            // Only blanks before the tab: it is in the leading blanks of a continuation line.
+            let blanks = text
+                .get(line_start..)?
+                .bytes()
+                .take_while(|b| matches!(b, b' ' | b'\t'));
+            let end = line_start + blanks.count();
+            if end <= offset {
+                return None;
+            }
+            let mut fixed = String::with_capacity(text.len());
+            fixed.push_str(text.get(..line_start)?);
+            fixed.push_str(&" ".repeat(end - line_start));
+            fixed.push_str(text.get(end..)?);
+            Some(fixed)
+        }
+        _ => None,
+    }
+}
+
+/// The byte offset where 1-based line `line` starts.
+fn line_start(text: &str, line: usize) -> Option<usize> {
+    if line <= 1 {
+        return Some(0);
+    }
+    text.match_indices('\n').nth(line - 2).map(|(i, _)| i + 1)
+}
+
+/// `text` with every non-blank continuation line of the quoted scalar opening at byte `quote`
+/// indented one column deeper than the opening quote.
+fn reindent_quoted(text: &str, quote: usize) -> Option<String> {
+    let bytes = text.as_bytes();
+    let delimiter = *bytes.get(quote)?;
+    if !matches!(delimiter, b'"' | b'\'') {
+        return None;
+    }
+    let line_start = text.get(..quote)?.rfind('\n').map_or(0, |i| i + 1);
+    let indent = " ".repeat(text.get(line_start..quote)?.chars().count() + 1);
+    let mut fixed = String::with_capacity(text.len() + 256);
+    let mut copied = 0; // bytes of `text` already in `fixed`
+    let mut i = quote + 1;
+    loop {
+        match *bytes.get(i)? {
+            // An escape; an escaped line break is a line break like any other here.
+            b'\\' if delimiter == b'"' => {
+                i += if matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) {
+                    1
+                } else {
+                    2
+                };
+            }
+            b'\'' if delimiter == b'\'' && bytes.get(i + 1) == Some(&b'\'') => i += 2,
+            c if c == delimiter => break,
+            b'\n' => {
+                let next = i + 1;
+                let mut content = next;
+                while matches!(bytes.get(content), Some(b' ' | b'\t')) {
+                    content += 1;
+                }
+                match bytes.get(content) {
+                    None => return None,
+                    Some(b'\n' | b'\r') => {}
+                    Some(_) => {
+                        let rest = text.get(next..)?;
+                        let marker = rest.starts_with("---") || rest.starts_with("...");
+                        if content == next
+                            && marker
+                            && rest
+                                .as_bytes()
+                                .get(3)
+                                .is_none_or(|b| b.is_ascii_whitespace())
+                        {
+                            return None;
+                        }
+                        fixed.push_str(text.get(copied..next)?);
+                        fixed.push_str(&indent);
+                        copied = content;
+                    }
+                }
+                i = content;
+            }
+            _ => i += 1,
+        }
+    }
+    fixed.push_str(text.get(copied..)?);
+    Some(fixed)
 }
 
 /// The first document of `text` as JSON (`Null` when there is none), or the syntax error.
@@ -188,9 +323,31 @@ enum Container {
     Sequence(Vec<Value>),
     Mapping {
         map: Map<String, Value>,
-        /// The key read and waiting for its value, with the key's position.
-        key: Option<(String, Position)>,
+        /// The key read and waiting for its value.
+        key: Option<PendingKey>,
+        /// Keys of `map` whose value came from a merge (`<<`): setting one of them again is an
+        /// override, not a repeated key.
+        merged: HashSet<String>,
     },
+}
+
+/// A mapping key waiting for its value.
+#[derive(Debug)]
+struct PendingKey {
+    /// The JSON key; empty for a merge key.
+    name: String,
+    /// Where the key is.
+    position: Position,
+    /// The merge key `<<`: its value is merged into the mapping.
+    merge: bool,
+}
+
+/// A complete node: a scalar keeps its YAML type until its parent decides whether it is a key
+/// (`1e6:` is the key `1e+06`) or a value (the number 1000000).
+#[derive(Debug, Clone)]
+enum Node {
+    Scalar(Resolved),
+    Tree(Value),
 }
 
 /// The event receiver that builds JSON documents.
@@ -201,14 +358,14 @@ struct Builder {
     /// The first line of the next document (see [`ParsedDocument::first_line`]).
     first_line: u32,
     stack: Vec<Frame>,
-    /// How many frames on the stack are (inside) complex mapping keys: nodes inside a key have
-    /// no JSON pointer.
-    key_frames: usize,
+    /// How many frames on the stack are (inside) the value of a merge key: what is merged gets
+    /// the position of its `<<`, so nodes inside have no JSON pointer of their own.
+    unindexed: usize,
     pointers: PointerIndex,
     root: Option<Value>,
     start: Option<Position>,
-    /// Completed anchored nodes of this document: id → (value, size in nodes).
-    anchors: HashMap<usize, (Value, usize)>,
+    /// Completed anchored nodes of this document: id → (node, size in nodes).
+    anchors: HashMap<usize, (Node, usize)>,
     /// Nodes converted so far in this document, alias expansions included.
     nodes: usize,
     /// `nodes` plus the nodes copied to keep anchors; this is what [`MAX_NODES`] caps.
@@ -227,9 +384,21 @@ impl<'input> SpannedEventReceiver<'input> for Builder {
             Event::DocumentStart(_) => self.start_document(),
             Event::DocumentEnd => self.end_document(span),
             _ if self.failure.is_some() => {}
+            Event::Scalar(text, style, _, tag)
+                if matches!(self.next_role(), Role::Key)
+                    && is_merge_key(
+                        &text,
+                        style == ScalarStyle::Plain,
+                        tag_parts(tag.as_ref()),
+                    ) =>
+            {
+                self.merge_key(position);
+            }
             Event::Scalar(text, style, anchor, tag) => {
-                let value = scalar_to_json(text, style, tag.as_ref());
-                self.leaf(value, 1, anchor, position);
+                match resolve(text, style == ScalarStyle::Plain, tag_parts(tag.as_ref())) {
+                    Ok(scalar) => self.leaf(Node::Scalar(scalar), 1, anchor, position),
+                    Err(message) => self.fail(DocumentErrorKind::Syntax(message), position),
+                }
             }
             Event::Alias(id) => self.alias(id, position),
             Event::SequenceStart(anchor, _) => {
@@ -239,6 +408,7 @@ impl<'input> SpannedEventReceiver<'input> for Builder {
                 let container = Container::Mapping {
                     map: Map::new(),
                     key: None,
+                    merged: HashSet::new(),
                 };
                 self.open(container, anchor, position);
             }
@@ -266,7 +436,7 @@ impl Builder {
 
     fn start_document(&mut self) {
         self.stack.clear();
-        self.key_frames = 0;
+        self.unindexed = 0;
         self.pointers.clear();
         self.root = None;
         self.start = None;
@@ -337,7 +507,7 @@ impl Builder {
     /// key's position). Returns the node's role and its id in the pointer index.
     fn enter(&mut self, position: Position) -> (Role, Option<u32>) {
         let role = self.next_role();
-        if self.key_frames > 0 {
+        if self.unindexed > 0 || self.merge_value_next() {
             return (role, None);
         }
         let node = match (role, self.stack.last()) {
@@ -358,22 +528,85 @@ impl Builder {
             (
                 Role::Value,
                 Some(Frame {
-                    container:
-                        Container::Mapping {
-                            key: Some((key, key_position)),
-                            ..
-                        },
+                    container: Container::Mapping { key: Some(key), .. },
                     node: Some(parent),
                     ..
                 }),
-            ) => self.pointers.push(*parent, Token::Key(key), *key_position),
+            ) => self
+                .pointers
+                .push(*parent, Token::Key(&key.name), key.position),
             _ => None,
         };
         (role, node)
     }
 
+    /// Whether the next node is the value of a merge key.
+    fn merge_value_next(&self) -> bool {
+        matches!(
+            self.stack.last(),
+            Some(Frame {
+                container: Container::Mapping {
+                    key: Some(PendingKey { merge: true, .. }),
+                    ..
+                },
+                ..
+            })
+        )
+    }
+
+    /// A merge key `<<` read as a key: its value will be merged.
+    fn merge_key(&mut self, position: Position) {
+        if !self.charge(1, 0, position) {
+            return;
+        }
+        if let Some(Frame {
+            container: Container::Mapping { key, .. },
+            ..
+        }) = self.stack.last_mut()
+        {
+            *key = Some(PendingKey {
+                name: String::new(),
+                position,
+                merge: true,
+            });
+        }
+    }
+
     /// Adds a complete node to its parent (or makes it the root).
-    fn attach(&mut self, value: Value, role: Role, position: Position) {
+    fn attach(&mut self, node: Node, role: Role, position: Position) {
+        if let Role::Key = role {
+            let name = match node {
+                Node::Scalar(scalar) => scalar.into_key(),
+                Node::Tree(_) => Err("a mapping or sequence cannot be a mapping key".to_string()),
+            };
+            match name {
+                Ok(name) => {
+                    if let Some(Frame {
+                        container: Container::Mapping { key, .. },
+                        ..
+                    }) = self.stack.last_mut()
+                    {
+                        *key = Some(PendingKey {
+                            name,
+                            position,
+                            merge: false,
+                        });
+                    }
+                }
+                Err(message) => self.fail(DocumentErrorKind::Syntax(message), position),
+            }
+            return;
+        }
+        let value = match node {
+            Node::Tree(value) => value,
+            Node::Scalar(scalar) => match scalar.into_json() {
+                Ok(value) => value,
+                Err(message) => {
+                    self.fail(DocumentErrorKind::Syntax(message), position);
+                    return;
+                }
+            },
+        };
         match role {
             Role::Root => self.root = Some(value),
             Role::Item => {
@@ -385,25 +618,38 @@ impl Builder {
                     items.push(value);
                 }
             }
-            Role::Value => {
-                let mut repeated = None;
-                if let Some(Frame {
-                    container: Container::Mapping { map, key },
-                    node,
-                    ..
-                }) = self.stack.last_mut()
-                    && let Some((key, key_position)) = key.take()
-                {
-                    // The last value wins in the JSON; the repeat is recorded for the loader to
-                    // report. One lookup either way, so unique keys cost nothing more.
-                    match map.entry(key) {
-                        Entry::Vacant(slot) => {
-                            slot.insert(value);
+            Role::Value => self.set_value(value),
+            Role::Key => {}
+        }
+    }
+
+    /// Sets the pending key of the mapping on top of the stack to `value`, or merges `value`
+    /// into the mapping when the key is `<<`.
+    fn set_value(&mut self, value: Value) {
+        let mut repeated = None;
+        let mut merge_at = None;
+        if let Some(Frame {
+            container: Container::Mapping { map, key, merged },
+            node,
+            ..
+        }) = self.stack.last_mut()
+            && let Some(pending) = key.take()
+        {
+            if pending.merge {
+                merge_at = Some(pending.position);
+            } else {
+                // The last value wins in the JSON; the repeat is recorded for the loader to
+                // report. One lookup either way, so unique keys cost nothing more.
+                match map.entry(pending.name) {
+                    Entry::Vacant(slot) => {
+                        slot.insert(value);
+                    }
+                    Entry::Occupied(mut slot) => {
+                        // A key after a merge overrides the merged value.
+                        if merged.is_empty() || !merged.remove(slot.key()) {
+                            repeated = Some((slot.key().clone(), pending.position, *node));
                         }
-                        Entry::Occupied(mut slot) => {
-                            repeated = Some((slot.key().clone(), key_position, *node));
-                            slot.insert(value);
-                        }
+                        slot.insert(value);
                     }
                 }
                 if let Some((key, position, node)) = repeated
@@ -416,36 +662,70 @@ impl Builder {
                         first,
                     });
                 }
+                return;
             }
-            Role::Key => {
-                if let Some(Frame {
-                    container: Container::Mapping { key, .. },
-                    ..
-                }) = self.stack.last_mut()
-                {
-                    *key = Some((key_string(value), position));
+        }
+        if let Some(position) = merge_at {
+            self.merge(value, position);
+        }
+    }
+
+    /// Merges the value of a `<<` key at `position` into the mapping on top of the stack: a
+    /// mapping, or a sequence of mappings of which the earlier ones win. Merged keys override
+    /// the keys set before (entries apply in document order) and point at the `<<`.
+    fn merge(&mut self, value: Value, position: Position) {
+        let sources = match value {
+            Value::Object(map) => vec![map],
+            Value::Array(items) if items.iter().all(Value::is_object) => items
+                .into_iter()
+                .rev()
+                .filter_map(|item| match item {
+                    Value::Object(map) => Some(map),
+                    _ => None,
+                })
+                .collect(),
+            _ => {
+                let message = "map merge requires map or sequence of maps as the value";
+                self.fail(DocumentErrorKind::Syntax(message.to_string()), position);
+                return;
+            }
+        };
+        let Some(Frame {
+            container: Container::Mapping { map, merged, .. },
+            node,
+            ..
+        }) = self.stack.last_mut()
+        else {
+            return;
+        };
+        for source in sources {
+            for (key, value) in source {
+                if let Some(parent) = node {
+                    self.pointers.push(*parent, Token::Key(&key), position);
                 }
+                merged.insert(key.clone());
+                map.insert(key, value);
             }
         }
     }
 
     /// Remembers a completed anchored node for later aliases.
-    fn remember_anchor(&mut self, anchor: usize, value: &Value, size: usize, position: Position) {
+    fn remember_anchor(&mut self, anchor: usize, node: &Node, size: usize, position: Position) {
         if anchor == 0 || !self.charge(0, size, position) {
             return;
         }
-        self.anchors.insert(anchor, (value.clone(), size));
+        self.anchors.insert(anchor, (node.clone(), size));
     }
 
     /// A scalar or an expanded alias: a node with no children events.
-    fn leaf(&mut self, value: Value, size: usize, anchor: usize, position: Position) {
+    fn leaf(&mut self, node: Node, size: usize, anchor: usize, position: Position) {
         if !self.charge(size, 0, position) {
             return;
         }
         let (role, _) = self.enter(position);
-        self.remember_anchor(anchor, &value, size, position);
+        self.remember_anchor(anchor, &node, size, position);
         if self.failure.is_none() {
-            self.attach(value, role, position);
+            self.attach(node, role, position);
         }
     }
 
@@ -462,8 +742,8 @@ impl Builder {
             self.fail(DocumentErrorKind::TooLarge, position);
             return;
         }
-        if let Some(value) = self.anchors.get(&id).map(|(value, _)| value.clone()) {
-            self.leaf(value, size, 0, position);
+        if let Some(node) = self.anchors.get(&id).map(|(node, _)| node.clone()) {
+            self.leaf(node, size, 0, position);
         }
     }
 
@@ -472,13 +752,19 @@ impl Builder {
             self.fail(DocumentErrorKind::TooDeep, position);
             return;
         }
+        if let Role::Key = self.next_role() {
+            let message = "a mapping or sequence cannot be a mapping key".to_string();
+            self.fail(DocumentErrorKind::Syntax(message), position);
+            return;
+        }
         let nodes_before = self.nodes;
         if !self.charge(1, 0, position) {
             return;
         }
+        let unindexed = self.unindexed > 0 || self.merge_value_next();
         let (role, node) = self.enter(position);
-        if matches!(role, Role::Key) || self.key_frames > 0 {
-            self.key_frames = self.key_frames.saturating_add(1);
+        if unindexed {
+            self.unindexed = self.unindexed.saturating_add(1);
         }
         self.stack.push(Frame {
             container,
@@ -494,52 +780,25 @@ impl Builder {
         let Some(frame) = self.stack.pop() else {
             return;
         };
-        if self.key_frames > 0 {
-            self.key_frames -= 1;
+        if self.unindexed > 0 {
+            self.unindexed -= 1;
         }
         let value = match frame.container {
             Container::Sequence(items) => Value::Array(items),
             Container::Mapping { map, .. } => Value::Object(map),
         };
+        let node = Node::Tree(value);
         let size = self.nodes.saturating_sub(frame.nodes_before);
-        self.remember_anchor(frame.anchor, &value, size, frame.start);
+        self.remember_anchor(frame.anchor, &node, size, frame.start);
         if self.failure.is_none() {
-            self.attach(value, frame.role, frame.start);
+            self.attach(node, frame.role, frame.start);
         }
     }
 }
 
-/// A scalar resolved by saphyr's YAML 1.2 core schema rules, as JSON.
-fn scalar_to_json(text: Cow<'_, str>, style: ScalarStyle, tag: Option<&Cow<'_, Tag>>) -> Value {
-    // A core-schema tag that does not fit the text (`!!int abc`) makes saphyr give up; keep the
-    // text then. Only tagged scalars need the copy.
-    let fallback = tag.map(|_| text.clone());
-    match Scalar::parse_from_cow_and_metadata(text, style, tag) {
-        Some(Scalar::Null) => Value::Null,
-        Some(Scalar::Boolean(b)) => Value::Bool(b),
-        Some(Scalar::Integer(i)) => Value::from(i),
-        Some(Scalar::FloatingPoint(f)) => float_to_json(f.0),
-        Some(Scalar::String(s)) => Value::String(s.into_owned()),
-        None => Value::String(fallback.map(Cow::into_owned).unwrap_or_default()),
-    }
-}
-
-/// A float as a JSON number; JSON cannot hold non-finite numbers, so those keep their YAML name.
-fn float_to_json(f: f64) -> Value {
-    match serde_json::Number::from_f64(f) {
-        Some(n) => Value::Number(n),
-        None if f.is_nan() => Value::String(".nan".to_string()),
-        None if f > 0.0 => Value::String(".inf".to_string()),
-        None => Value::String("-.inf".to_string()),
-    }
-}
-
-/// The JSON object key for a YAML key: strings as they are, anything else as its JSON text.
-fn key_string(value: Value) -> String {
-    match value {
-        Value::String(s) => s,
-        other => other.to_string(),
-    }
+/// A tag as (handle, suffix).
+fn tag_parts<'t>(tag: Option<&'t Cow<'_, saphyr_parser::Tag>>) -> Option<(&'t str, &'t str)> {
+    tag.map(|tag| (tag.handle.as_str(), tag.suffix.as_str()))
 }
 
 fn to_u32(n: usize) -> u32 {
@@ -550,7 +809,6 @@ fn to_u32(n: usize) -> u32 {
 mod tests {
     use super::*;
     use serde_json::json;
-    use syncguard_argocd::pointers::ROOT;
 
     fn parse(text: &str) -> Vec<Document> {
         parse_documents(text, 0)
@@ -584,32 +842,127 @@ mod tests {
     }
 
     #[test]
-    fn scalars_follow_the_yaml_1_2_core_schema() {
+    fn scalars_follow_kubernetes_yaml_1_1_rules() {
         let doc = only(
-            "int: 1\nstr: \"1\"\nbool: true\nno: no\ntilde: ~\nnull: null\nempty:\n\
-             float: 1.5\nexp: 1e3\nhex: 0x1F\ninf: .inf\nninf: -.inf\nnan: .NaN\n\
-             tagged: !!str 2\nbad: !!int abc\ncustom: !thing 3\n",
+            "int: 1\nstr: \"1\"\nbool: true\nyes: yes\nno: off\ntilde: ~\nnul: NULL\n\
+             empty:\nfloat: 1.5\nexp: 1e3\nhex: 0x1F\noctal: 0755\nquoted: \"0755\"\n\
+             big: 1.000001e+08\nsexagesimal: 1:20\ndate: 2001-12-14\n\
+             tagged: !!str 2\ncustom: !thing 3\nint_tag: !!int \"12\"\n",
         );
         assert_eq!(
             doc.value,
-            json!({"int": 1, "str": "1", "bool": true, "no": "no", "tilde": null,
-                   "null": null, "empty": null, "float": 1.5, "exp": 1000.0, "hex": 31,
-                   "inf": ".inf", "ninf": "-.inf", "nan": ".nan", "tagged": "2",
-                   "bad": "abc", "custom": 3})
+            json!({"int": 1, "str": "1", "bool": true, "true": true, "false": false,
+                   "tilde": null, "nul": null, "empty": null, "float": 1.5, "exp": 1000,
+                   "hex": 31, "octal": 493, "quoted": "0755", "big": 100_000_100,
+                   "sexagesimal": "1:20", "date": "2001-12-14", "tagged": "2",
+                   "custom": "3", "int_tag": 12})
         );
+        // What Kubernetes refuses, the loader refuses.
+        for text in [
+            "a: .inf\n",
+            "a: .NaN\n",
+            "a: !!int abc\n",
+            "~: a\n",
+            "a: !!binary \"!\"\n",
+        ] {
+            assert!(
+                matches!(failure(text).kind, DocumentErrorKind::Syntax(_)),
+                "{text}"
+            );
+        }
     }
 
     #[test]
-    fn non_string_keys_become_their_json_text() {
-        let doc = only("1: a\ntrue: b\n~: c\n1.5: d\n? [1, x]\n: e\n? {a: 1}\n: f\n");
+    fn non_string_keys_become_the_json_keys_kubernetes_makes() {
+        let doc = only("1: a\non: b\n1.5: d\n1e6: e\n.inf: f\n");
         assert_eq!(
             doc.value,
-            json!({"1": "a", "true": "b", "null": "c", "1.5": "d", "[1,\"x\"]": "e",
-                   "{\"a\":1}": "f"})
+            json!({"1": "a", "true": "b", "1.5": "d", "1e+06": "e", ".inf": "f"})
         );
-        // Nothing inside a complex key gets a pointer of its own.
-        assert_eq!(doc.pointers.child(ROOT, "0"), None);
-        assert_eq!(at(&doc, "/[1,\"x\"]"), (5, 3));
+        assert_eq!(at(&doc, "/true"), (2, 1));
+        // A mapping or sequence cannot be a key, nor can null.
+        assert_eq!(failure("? [1, x]\n: e\n").position.line, 1);
+        assert!(matches!(
+            failure("a: 1\n? {a: 1}\n: f\n").kind,
+            DocumentErrorKind::Syntax(_)
+        ));
+        assert!(matches!(
+            failure("b: &k [1]\n*k : f\n").kind,
+            DocumentErrorKind::Syntax(_)
+        ));
+        assert!(matches!(
+            failure("null: x\n").kind,
+            DocumentErrorKind::Syntax(_)
+        ));
+    }
+
+    #[test]
+    fn merge_keys_merge_in_document_order_and_point_at_the_merge_key() {
+        let doc = only(
+            "base: &b {x: 1, v: {deep: 1}}\nother: &o {x: 2, z: 2}\n\
+             m:\n  <<: *b\n  v: {deep: 2}\nseq:\n  <<: [*b, *o]\n  w: 0\n\
+             before:\n  x: 0\n  <<: *o\ninline:\n  <<: {a: 1}\nquoted:\n  \"<<\": 1\n",
+        );
+        assert_eq!(doc.value["m"], json!({"x": 1, "v": {"deep": 2}}));
+        assert_eq!(
+            doc.value["seq"],
+            json!({"x": 1, "v": {"deep": 1}, "z": 2, "w": 0})
+        );
+        assert_eq!(doc.value["before"], json!({"x": 2, "z": 2}));
+        assert_eq!(doc.value["inline"], json!({"a": 1}));
+        assert_eq!(doc.value["quoted"], json!({"<<": 1}));
+        // Merged fields point at their `<<`; a key set after it at itself.
+        assert_eq!(at(&doc, "/m/x"), (4, 3));
+        assert_eq!(at(&doc, "/m/v"), (5, 3));
+        assert_eq!(at(&doc, "/seq/z"), (7, 3));
+        assert_eq!(at(&doc, "/inline/a"), (13, 3));
+        assert_eq!(doc.pointers.get("/inline/<<"), None);
+        // Overriding a merged key is not a repeated key; repeating an explicit one still is.
+        assert!(doc.duplicates.is_empty(), "{:?}", doc.duplicates);
+        let doc = only("a: &a {x: 1}\nm:\n  <<: *a\n  v: 1\n  v: 2\n");
+        assert_eq!(doc.duplicates.len(), 1);
+        // Only mappings merge.
+        for text in [
+            "m:\n  <<: 1\n",
+            "m:\n  <<: [{a: 1}, [2]]\n",
+            "a: &s x\nm:\n  <<: *s\n",
+        ] {
+            assert!(
+                matches!(failure(text).kind, DocumentErrorKind::Syntax(_)),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn merged_aliases_count_against_the_node_limit() {
+        let mut text = String::from("a0: &a0 {k0: [x, x, x, x, x, x, x, x, x, x]}\n");
+        for i in 1..10 {
+            let prev = format!("*a{}", i - 1);
+            let items = [prev.as_str(); 10].join(", ");
+            text.push_str(&format!(
+                "a{i}: &a{i}\n  <<: [{items}]\n  k{i}: [{items}]\n"
+            ));
+        }
+        assert_eq!(failure(&text).kind, DocumentErrorKind::TooLarge);
+    }
+
+    #[test]
+    fn multi_line_quoted_scalars_indented_less_than_their_mapping_are_read() {
+        let text = "metadata:\n  annotations:\n    a: \"one\ntwo\"\n    b: 'three\n  four'\n\
+                    \x20   c: \"five\\\n six\"\n    d: \"x\n\ty\"\n    e: 1\n";
+        let doc = only(text);
+        assert_eq!(
+            doc.value,
+            json!({"metadata": {"annotations": {"a": "one two", "b": "three four",
+                   "c": "fivesix", "d": "x y", "e": 1}}})
+        );
+        assert_eq!(at(&doc, "/metadata/annotations/e"), (11, 5));
+        // A document marker inside the scalar is still an error.
+        assert!(matches!(
+            failure("a:\n  b: \"x\n...\n  y\"\n").kind,
+            DocumentErrorKind::Syntax(_)
+        ));
     }
 
     #[test]
@@ -708,16 +1061,16 @@ mod tests {
 
     #[test]
     fn repeated_keys_are_recorded_with_both_positions_and_the_last_value_wins() {
-        let doc = only("a: 1\nb:\n  c: x\n  c: y\na: 2\n");
-        assert_eq!(doc.value, json!({"a": 2, "b": {"c": "y"}}));
+        let doc = only("a: 1\nb:\n  c: x\n  c: z\na: 2\n");
+        assert_eq!(doc.value, json!({"a": 2, "b": {"c": "z"}}));
         let found: Vec<_> = doc
             .duplicates
             .iter()
             .map(|d| (d.key.as_str(), d.position.line, d.first.map(|p| p.line)))
             .collect();
         assert_eq!(found, [("c", 4, Some(3)), ("a", 5, Some(1))]);
-        // In a complex key there are no pointers: the repeat is still recorded.
-        let doc = only("? {k: 1, k: 2}\n: v\n");
+        // In a merged mapping there are no pointers: the repeat is still recorded.
+        let doc = only("m:\n  <<: {k: 1, k: 2}\n");
         assert_eq!(doc.duplicates.len(), 1);
         assert_eq!(doc.duplicates[0].first, None);
     }
