@@ -192,7 +192,7 @@ mod tests {
     #[test]
     fn added_removed_and_changed_fields() {
         let base = objects(
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: s}\ndata: {x: '1', y: '2'}\n---\n\
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a, namespace: s}\ndata: {x: '1', v: '2'}\n---\n\
              apiVersion: v1\nkind: ConfigMap\nmetadata: {name: gone, namespace: s}\n---\n\
              apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: s}\nspec: {template: {spec: {containers: [{name: m, command: [a, b]}]}}}\n",
         );
@@ -220,7 +220,7 @@ mod tests {
         assert_eq!(
             summary,
             [
-                "~ ConfigMap s/a: /data/y /data/z",
+                "~ ConfigMap s/a: /data/v /data/z",
                 "- ConfigMap s/gone",
                 "+ ConfigMap s/new",
                 "~ Job s/j: /spec/template/spec/containers/0/command",
