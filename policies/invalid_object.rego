@@ -12,6 +12,10 @@
 # server drops an unknown field with a warning; that leaves a difference Argo CD reports forever,
 # which is SG305's to say.
 #
+# With an API server to ask (check --cluster, --ephemeral-cluster) the evidence is the server's own
+# refusal, with its message for each field (model::validity::server); an object it accepted has
+# no refusal left to judge.
+#
 # Only rendered manifests are judged: an admitted object has already been decoded by the API
 # server, and a live one was accepted.
 package syncguard.rules.invalid_object
@@ -56,7 +60,10 @@ _at(pointer) := "" if pointer == ""
 
 _at(pointer) := sprintf("%s: ", [pointer]) if pointer != ""
 
-_fix(v) := "Values under a Secret's data must be base64: put plain text under stringData instead, or encode it (Helm: b64enc)." if {
+_fix(v) := "Set the field the API server names." if {
+	v.kind == "missing_field"
+	input.validity.evidence.source == "server"
+} else := "Values under a Secret's data must be base64: put plain text under stringData instead, or encode it (Helm: b64enc)." if {
 	v.kind == "wrong_type"
 	startswith(v.pointer, "/data/")
 	input.resource.kind == "Secret"
@@ -86,6 +93,9 @@ _evidence := sprintf("Kubernetes %s API types", [e.types]) if {
 } else := sprintf("schema of CRD %s in Argo CD %s", [e.crd, e.release]) if {
 	e := input.validity.evidence
 	e.source == "argo_cd"
+} else := sprintf("the Kubernetes %s API server refused it in a server-side dry-run", [e.version]) if {
+	e := input.validity.evidence
+	e.source == "server"
 } else := sprintf("removed in Kubernetes %s", [e.since]) if {
 	e := input.validity.evidence
 	e.source == "removed"

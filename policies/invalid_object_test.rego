@@ -76,3 +76,21 @@ test_a_removed_api_version_is_denied if {
 	some v in vs
 	contains(v.msg, "(removed in Kubernetes 1.25). Move the manifest to the replacement API version.")
 }
+
+test_a_refusal_by_the_api_server_is_denied_with_its_own_message if {
+	ingress := {
+		"apiVersion": "networking.k8s.io/v1",
+		"kind": "Ingress",
+		"metadata": {"name": "web", "namespace": "shop"},
+		"spec": {"rules": [{"host": "shop.example", "http": {"paths": null}}]},
+	}
+	refused := {"pointer": "/spec/rules/0/http/paths", "kind": "missing_field", "message": "spec.rules[0].http.paths: Required value"}
+	vs := rule.violations with input as object.union(base([refused]), {
+		"resource": ingress,
+		"validity": {"evidence": {"source": "server", "version": "v1.34.4"}, "violations": [refused]},
+	})
+	count(vs) == 1
+	some v in vs
+	v.path == "/spec/rules/0/http/paths"
+	contains(v.msg, "Ingress shop/web: the API server refuses it, so the sync fails here: /spec/rules/0/http/paths: spec.rules[0].http.paths: Required value (the Kubernetes v1.34.4 API server refused it in a server-side dry-run)")
+}

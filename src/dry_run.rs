@@ -6,8 +6,11 @@
 //!
 //! Bounded: one request per object (plus one discovery request per kind), at most
 //! `concurrency` in flight and `qps` started per second. A cluster that cannot be reached is
-//! an error; an object the cluster refuses (kind not served, namespace missing, forbidden,
-//! invalid) is listed in [`DryRun::refused`] and judged offline like any other.
+//! an error. An object the API server refuses as invalid gets that verdict
+//! ([`DryRun::verdicts`]): the server's own causes, the most certain refusal there is. A
+//! request refused for anything else (kind not served, namespace missing, forbidden by the
+//! cluster's policy) says nothing about the object: it is listed in [`DryRun::refused`] and the
+//! object judged offline like any other.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,6 +25,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::model::Resource;
+use crate::model::validity::server::{Cause, Refusal, Verdict};
 
 /// The field manager of the dry-run applies (never persisted, but visible to webhooks).
 pub const FIELD_MANAGER: &str = "syncguard-check";
@@ -45,6 +49,8 @@ pub struct DryRun {
     pub stored: HashMap<usize, Value>,
     /// One line per object the cluster did not dry-run, saying why.
     pub refused: Vec<String>,
+    /// The server's verdict on each object it dry-ran: accepted, or refused as invalid.
+    pub verdicts: HashMap<usize, Verdict>,
     /// The API server's version, e.g. `v1.34.4`.
     pub server: String,
 }
@@ -123,7 +129,7 @@ pub async fn dry_run(
         // Argo CD's client-side apply sends no field validation: unknown fields are dropped,
         // which the stored form then shows, instead of refusing the object.
         .validation_ignore();
-    let results: Vec<(usize, Result<Value, String>)> = futures::stream::iter(jobs)
+    let results: Vec<(usize, Result<Value, Refused>)> = futures::stream::iter(jobs)
         .map(|(i, r, ar, ns)| {
             let client = client.clone();
             let pacer = Arc::clone(&pacer);
@@ -142,7 +148,9 @@ pub async fn dry_run(
                     .patch(&r.name, &params, &Patch::Apply(&body))
                     .await
                     .map_err(|e| refusal(&e, ns.as_deref()))
-                    .and_then(|o| serde_json::to_value(o).map_err(|e| e.to_string()));
+                    .and_then(|o| {
+                        serde_json::to_value(o).map_err(|e| Refused::Request(e.to_string()))
+                    });
                 (i, result)
             }
         })
@@ -154,8 +162,14 @@ pub async fn dry_run(
         match result {
             Ok(stored) => {
                 out.stored.insert(i, stored);
+                out.verdicts.insert(i, Verdict::Accepted);
             }
-            Err(why) => refused.push((i, format!("{}: {why}", subject(&resources[i])))),
+            Err(Refused::Object(refusal)) => {
+                out.verdicts.insert(i, Verdict::Refused(refusal));
+            }
+            Err(Refused::Request(why)) => {
+                refused.push((i, format!("{}: {why}", subject(&resources[i]))));
+            }
         }
     }
     refused.sort();
@@ -176,8 +190,39 @@ fn subject(r: &Resource) -> String {
     }
 }
 
-fn refusal(e: &kube::Error, ns: Option<&str>) -> String {
-    match e {
+/// Why a dry-run gave no stored form.
+enum Refused {
+    /// The object itself is invalid.
+    Object(Refusal),
+    /// The request failed for a reason outside the object.
+    Request(String),
+}
+
+fn refusal(e: &kube::Error, ns: Option<&str>) -> Refused {
+    if let kube::Error::Api(s) = e
+        && (s.code == 422 || (s.code == 400 && s.reason == "BadRequest"))
+    {
+        return Refused::Object(Refusal {
+            code: s.code,
+            reason: s.reason.clone(),
+            message: s.message.clone(),
+            causes: s
+                .details
+                .as_ref()
+                .map(|d| {
+                    d.causes
+                        .iter()
+                        .map(|c| Cause {
+                            reason: c.reason.clone(),
+                            message: c.message.clone(),
+                            field: c.field.clone(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        });
+    }
+    Refused::Request(match e {
         kube::Error::Api(s)
             if s.code == 404 && ns.is_some() && s.message.contains("namespaces") =>
         {
@@ -188,7 +233,7 @@ fn refusal(e: &kube::Error, ns: Option<&str>) -> String {
         }
         kube::Error::Api(s) => format!("refused ({} {}): {}", s.code, s.reason, s.message),
         other => format!("the dry-run failed: {other}"),
-    }
+    })
 }
 
 /// Starts at most `qps` requests per second, shared by every task.

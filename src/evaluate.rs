@@ -91,6 +91,10 @@ pub struct EvaluateOptions {
     /// results of a server-side dry-run apply (`check --cluster`). The diff model compares
     /// each declared field with it (`Mechanism::Stored`).
     pub stored: Arc<HashMap<usize, Value>>,
+    /// The API server's verdict on input objects it dry-ran, by their index in the input, and
+    /// the server's version: its refusals replace the offline validity model's, its acceptances
+    /// overrule them (`model::validity::server`).
+    pub verdicts: Arc<ServerVerdicts>,
     /// Leave `input.resource` out of the documents: the caller adds the object itself when it
     /// evaluates them ([`crate::policy::PolicySet::evaluate_parts`]), so a large object is not
     /// copied into every document it is judged in. The webhook sets it; off by default.
@@ -107,9 +111,19 @@ impl Default for EvaluateOptions {
             argocd_config: Arc::default(),
             complete: false,
             stored: Arc::default(),
+            verdicts: Arc::default(),
             omit_resource: false,
         }
     }
+}
+
+/// What an API server said of the input's objects (`check --cluster`).
+#[derive(Debug, Clone, Default)]
+pub struct ServerVerdicts {
+    /// The server's version, e.g. `v1.34.4`.
+    pub version: String,
+    /// Its verdict by the object's index in the input.
+    pub by_index: HashMap<usize, validity::server::Verdict>,
 }
 
 /// `input.argocd`: the release rules judge for. `behaviours` maps every behaviour of the
@@ -576,6 +590,14 @@ impl<'a> AppView<'a> {
         }
         if !predicted.is_empty() {
             doc.insert("diff".into(), json!({ "predicted": predicted }));
+        }
+        let mut validity = validity;
+        if let Some(verdict) = self
+            .members
+            .get(me.i)
+            .and_then(|global| options.verdicts.by_index.get(global))
+        {
+            validity::server::judge(&mut validity, verdict, &options.verdicts.version);
         }
         // Most objects are valid and wait for nothing special: their documents carry neither
         // fact (the rules read an absent one as empty), which keeps 10k-object checks cheap.

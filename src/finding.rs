@@ -442,6 +442,25 @@ pub struct Report {
     pub errors: Vec<String>,
     /// Counts over `findings` and `errors`.
     pub summary: Summary,
+    /// The API server the objects were dry-run on, when one was asked (`check --cluster`,
+    /// `--ephemeral-cluster`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerUsed>,
+}
+
+/// Which API server judged the objects, and how many it judged.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ServerUsed {
+    /// `ephemeral` (a throwaway etcd + kube-apiserver) or `cluster` (the kubeconfig's).
+    pub kind: &'static str,
+    /// The Kubernetes version it reported, e.g. `v1.34.4`.
+    pub kubernetes: String,
+    /// Objects it accepted in a dry-run.
+    pub accepted: usize,
+    /// Objects it refused as invalid (each an SG401 finding).
+    pub refused: usize,
+    /// Objects it could not dry-run (kind not served, a generateName, …), judged offline only.
+    pub not_checked: usize,
 }
 
 impl Report {
@@ -452,7 +471,14 @@ impl Report {
             findings,
             errors,
             summary,
+            server: None,
         }
+    }
+
+    /// Records the API server that judged the objects.
+    pub fn with_server(mut self, server: Option<ServerUsed>) -> Self {
+        self.server = server;
+        self
     }
 
     /// Records how many objects were checked (see [`Summary::objects`]).

@@ -15,6 +15,9 @@
 //! - [`policy`]: Rego rules + config: evaluate all rules once per resource; `syncguard test`.
 //! - [`finding`]: what the rules concluded ([`finding::Finding`], [`finding::Report`]) as data.
 //! - [`mutate`]: apply a rule's patch to a copy and emit a minimal RFC 6902 patch.
+//! - [`dry_run`]: what an API server would store for each object, or why it refuses it
+//!   (server-side dry-run); [`ephemeral`]: a throwaway etcd + kube-apiserver to ask instead of
+//!   a real cluster.
 //! - [`determinism`]: SG302 — run a render command several times and report every field that
 //!   differs between the outputs, with `file:line` in the first one.
 //! - [`output`]: human and machine renderings of a plan and of a check report.
@@ -30,6 +33,7 @@ pub mod command;
 pub mod determinism;
 pub mod dry_run;
 pub mod duration;
+pub mod ephemeral;
 pub mod evaluate;
 pub mod finding;
 pub mod git;

@@ -1,6 +1,5 @@
 //! `syncguard check`: load manifests, evaluate the policies, render the report.
 
-use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::sync::Arc;
 
@@ -80,6 +79,20 @@ pub fn run(
     let render_errors = super::render::expand(&mut loaded, &args.input);
     progress.say(&format!("checking {} objects", loaded.resources.len()));
     let (argocd_config, config_errors) = argocd_config_from(&args.argocd_config);
+    let server = if args.cluster || args.ephemeral_cluster {
+        progress.say(&format!(
+            "dry-running {} objects on {}",
+            loaded.resources.len(),
+            if args.cluster {
+                "the cluster"
+            } else {
+                "a throwaway API server"
+            }
+        ));
+        super::server::ask(args, &loaded.resources)?
+    } else {
+        super::server::Asked::default()
+    };
     let options = EvaluateOptions {
         destination_namespace: args.dest_namespace.clone(),
         require_crds: args.require_crds,
@@ -89,15 +102,8 @@ pub fn run(
             .unwrap_or_default(),
         argocd_config: Arc::new(argocd_config),
         complete: args.complete,
-        stored: Arc::new(if args.cluster {
-            progress.say(&format!(
-                "dry-running {} objects on the cluster",
-                loaded.resources.len()
-            ));
-            stored_forms(args, &loaded.resources)?
-        } else {
-            HashMap::new()
-        }),
+        stored: Arc::new(server.stored),
+        verdicts: Arc::new(server.verdicts),
         ..EvaluateOptions::default()
     };
     let mut errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
@@ -105,7 +111,8 @@ pub fn run(
     errors.extend(config_errors);
     errors.extend(input_config_problems(&loaded.resources));
     errors.extend(empty_input_error(&loaded, &args.input));
-    let report = evaluate(&loaded.resources, &policies, &options, errors);
+    errors.extend(server.errors);
+    let report = evaluate(&loaded.resources, &policies, &options, errors).with_server(server.used);
     progress.done();
     let opts = RenderOptions {
         color: args.color.enabled(stdout_is_terminal),
@@ -114,38 +121,6 @@ pub fn run(
     };
     write_report(&report, args.format, &opts, out)?;
     Ok(outcome_of(&report, fail_on(args.fail_on)))
-}
-
-/// `--cluster`: what the cluster would store for each object (server-side dry-run, never a
-/// write). Objects it refuses are named on stderr; an unreachable cluster is an error.
-fn stored_forms(
-    args: &CheckArgs,
-    resources: &[crate::model::Resource],
-) -> anyhow::Result<HashMap<usize, serde_json::Value>> {
-    let namespace = args
-        .dest_namespace
-        .clone()
-        .or_else(|| crate::model::app::inferred_destination(resources))
-        .unwrap_or_else(|| "default".to_string());
-    let limits = crate::dry_run::Limits {
-        concurrency: usize::from(args.cluster_concurrency),
-        qps: f64::from(args.cluster_qps),
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let outcome = runtime.block_on(async {
-        let client = crate::kube_client::client("check").await.map_err(|e| {
-            anyhow::anyhow!("--cluster: cannot configure a client for the cluster: {e}")
-        })?;
-        crate::dry_run::dry_run(client, resources, &namespace, &limits)
-            .await
-            .map_err(|e| anyhow::anyhow!("--cluster: {e:#}"))
-    })?;
-    for line in &outcome.refused {
-        eprintln!("syncguard: --cluster: no dry-run of {line}; judged offline");
-    }
-    Ok(outcome.stored)
 }
 
 /// A one-line status on stderr while a long check runs; silent unless stderr is a terminal.

@@ -10,6 +10,7 @@ pub mod reconcile;
 pub mod render;
 pub mod review;
 pub mod serve;
+pub mod server;
 pub mod test;
 
 /// How a command ended, mapped to the process exit code by `main`.

@@ -7,7 +7,7 @@
 use serde::Serialize;
 
 use super::{RenderOptions, TOOL_NAME, sorted_findings};
-use crate::finding::{Finding, Report, Summary};
+use crate::finding::{Finding, Report, ServerUsed, Summary};
 
 /// The `version` field of the JSON report. It changes only when a field is removed, renamed or
 /// changes meaning; new fields may appear within a version, so readers must ignore unknown keys.
@@ -21,6 +21,8 @@ struct JsonReport<'a> {
     summary: &'a Summary,
     findings: Vec<&'a Finding>,
     errors: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: Option<&'a ServerUsed>,
 }
 
 #[derive(Serialize)]
@@ -42,6 +44,7 @@ pub fn render_json(report: &Report, opts: &RenderOptions) -> Result<String, serd
         summary: &report.summary,
         findings: sorted_findings(report),
         errors: &report.errors,
+        server: report.server.as_ref(),
     };
     let mut out = serde_json::to_string_pretty(&doc)?;
     out.push('\n');

@@ -104,8 +104,24 @@ pub fn render_text(report: &Report, opts: &RenderOptions) -> String {
         out.push('\n');
     }
 
+    if let Some(server) = &report.server {
+        let _ = writeln!(out, "{}", server_line(server));
+    }
     let _ = writeln!(out, "{}", summary_line(report, st));
     out
+}
+
+/// Which API server judged the objects, so a result is never read without its Kubernetes.
+fn server_line(s: &crate::finding::ServerUsed) -> String {
+    let which = if s.kind == "ephemeral" {
+        "a throwaway API server"
+    } else {
+        "the cluster's API server"
+    };
+    format!(
+        "Dry-run on {which}, Kubernetes {}: {} accepted, {} refused, {} not checked (judged offline).",
+        s.kubernetes, s.accepted, s.refused, s.not_checked
+    )
 }
 
 /// One finding: a header line (`file:line:col  SEVERITY  action  SGxxx  Kind ns/name`), then the

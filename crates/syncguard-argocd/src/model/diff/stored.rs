@@ -16,7 +16,15 @@
 //!   are matched by position.
 //!
 //! `metadata` counts only for its labels and annotations, and `status` not at all.
+//!
+//! Two normalisations apply to every object, as Argo CD applies them before it compares:
+//! - a declared `null` is no declaration: Go decodes it as the zero value and re-marshals it
+//!   away (`resources: null` against a stored `resources: {}`), and an apply deletes with it;
+//! - a Secret's `stringData` is folded into `data` (base64) and compared there, as gitops-engine
+//!   normalises Secrets; the API server never stores `stringData` itself.
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use serde_json::Value;
 
 use super::{Confidence, Mechanism, PredictedDiff, unnormalised};
@@ -39,9 +47,12 @@ pub fn differences(
         out: &mut out,
     };
     let mut cx = cx;
+    let secret = declared.get("kind").and_then(Value::as_str) == Some("Secret")
+        && declared.get("apiVersion").and_then(Value::as_str) == Some("v1");
     for (key, value) in fields {
         match key.as_str() {
             "apiVersion" | "kind" | "status" => {}
+            "stringData" if secret => cx.compare_string_data(value, stored.get("data")),
             "metadata" => {
                 for part in ["labels", "annotations"] {
                     if let Some(v) = value.get(part) {
@@ -68,6 +79,9 @@ struct Cx<'a> {
 
 impl Cx<'_> {
     fn compare(&mut self, pointer: &str, field: &str, declared: &Value, stored: Option<&Value>) {
+        if declared.is_null() {
+            return;
+        }
         let Some(stored) = stored.filter(|s| !s.is_null()) else {
             if !self.absent_is_equal(declared) {
                 self.differs(pointer, None);
@@ -91,12 +105,36 @@ impl Cx<'_> {
         }
     }
 
+    /// Each `stringData` entry against the stored `data` entry of the same key, decoded.
+    fn compare_string_data(&mut self, declared: &Value, stored: Option<&Value>) {
+        let Some(entries) = declared.as_object() else {
+            return;
+        };
+        for (key, value) in entries {
+            let Some(text) = value.as_str() else {
+                continue;
+            };
+            let stored_text = stored
+                .and_then(|d| d.get(key))
+                .and_then(Value::as_str)
+                .and_then(|b| BASE64.decode(b).ok());
+            if stored_text.as_deref() != Some(text.as_bytes()) {
+                let pointer = format!("/stringData/{}", escape(key));
+                let shown = stored
+                    .and_then(|d| d.get(key))
+                    .map(|_| Value::from("(other content under data)"));
+                self.differs(&pointer, shown);
+            }
+        }
+    }
+
     fn compare_list(&mut self, pointer: &str, field: &str, declared: &[Value], stored: &[Value]) {
         let keys = if self.typed {
             merge_keys(field, declared)
         } else {
             None
         };
+        let before = self.out.len();
         for (i, item) in declared.iter().enumerate() {
             let counterpart = match keys {
                 Some(keys) => stored.iter().find(|s| {
@@ -106,6 +144,12 @@ impl Cx<'_> {
                 None => stored.get(i),
             };
             self.compare(&format!("{pointer}/{i}"), "", item, counterpart);
+        }
+        // Compared as written (a JSON merge patch), a list is replaced whole: what the server
+        // adds inside its items (a CRD schema default, an allocated value) differs too, though
+        // no declared field changed.
+        if !self.typed && self.out.len() == before && !same_json(declared, stored) {
+            self.differs(pointer, Some(Value::Array(stored.to_vec())));
         }
     }
 
@@ -179,6 +223,24 @@ fn key_of(item: &Value, key: &str) -> Value {
         _ if key == "protocol" => Value::from("TCP"),
         _ => Value::Null,
     }
+}
+
+/// Equal as JSON, numbers by value; `a` is the declared side.
+fn same_json(a: &[Value], b: &[Value]) -> bool {
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Array(x), Value::Array(y)) => same_json(x, y),
+            // A key declared null is no declaration (see `compare`): neither side counts.
+            (Value::Object(x), Value::Object(y)) => {
+                x.iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
+                    && y.keys().all(|k| x.contains_key(k))
+            }
+            _ => same_key(a, b),
+        }
+    }
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
 }
 
 /// Keys compare as values, numbers by value (`80` is `80.0`).
@@ -280,5 +342,47 @@ mod tests {
                             "metadata": {"name": "c", "namespace": "other", "uid": "u"}});
         assert!(differences(&declared, &stored, false, "e").is_empty());
         assert!(differences(&json!("not an object"), &stored, true, "e").is_empty());
+    }
+
+    #[test]
+    fn a_declared_null_is_no_declaration() {
+        // linkerd's Deployments render `resources: null`; the server stores `{}`.
+        let declared = deployment(json!([{"name": "app", "image": "x", "resources": null}]));
+        let stored = deployment(json!([{"name": "app", "image": "x", "resources": {}}]));
+        assert!(differences(&declared, &stored, true, "e").is_empty());
+        assert!(differences(&declared, &stored, false, "e").is_empty());
+    }
+
+    #[test]
+    fn secret_string_data_is_compared_under_data() {
+        let declared = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                              "stringData": {"user": "admin", "pass": "new"}});
+        // "admin" and "old" in base64.
+        let stored = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                            "data": {"user": "YWRtaW4=", "pass": "b2xk"}, "type": "Opaque"});
+        let d = differences(&declared, &stored, true, "e");
+        assert_eq!(pointers(&d), ["/stringData/pass"]);
+        // The stored content is not shown: it is a Secret.
+        assert_eq!(d[0].stored, Some(json!("(other content under data)")));
+        let same = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s"},
+                          "data": {"user": "YWRtaW4=", "pass": "bmV3"}});
+        assert!(differences(&declared, &same, true, "e").is_empty());
+    }
+
+    #[test]
+    fn a_list_compared_as_written_differs_when_the_server_fills_its_items() {
+        // A custom resource: a CRD schema default inside a list item.
+        let declared = json!({"apiVersion": "example.com/v1", "kind": "Secretish",
+            "spec": {"data": [{"key": "a"}], "target": {"name": "t"}}});
+        let stored = json!({"apiVersion": "example.com/v1", "kind": "Secretish",
+            "spec": {"data": [{"key": "a", "strategy": "Default"}],
+                     "target": {"name": "t", "policy": "Owner"}}});
+        let d = differences(&declared, &stored, false, "e");
+        // The list is replaced whole; a map is merged, so its default is no difference.
+        assert_eq!(pointers(&d), ["/spec/data"]);
+        // The same fill in a list a typed object merges by key is no difference.
+        assert!(differences(&declared, &stored, true, "e").is_empty());
+        // A list stored as declared is none either.
+        assert!(differences(&declared, &declared, false, "e").is_empty());
     }
 }

@@ -10,13 +10,15 @@
 //! - Argo CD's Application and AppProject against the schemas of their CRDs shipped with
 //!   syncguard ([`argocd`]) when the CRDs are not in the input;
 //! - API versions Kubernetes removed ([`removed`]) are not served at all;
-//! - metadata every kind shares ([`metadata`]): label keys and values, names.
+//! - metadata every kind shares ([`metadata`]): label keys and values, names;
+//! - with an API server to ask, its own verdict overrules all of the above ([`server`]).
 
 pub mod argocd;
 pub mod builtin;
 pub mod metadata;
 pub mod removed;
 pub mod schema;
+pub mod server;
 
 use serde::Serialize;
 
@@ -82,6 +84,11 @@ pub enum Evidence {
     },
     /// Only the metadata could be checked (a custom resource whose CRD is not in the input).
     MetadataOnly,
+    /// A real API server refused the object in a server-side dry-run ([`server`]).
+    Server {
+        /// Its version, e.g. `v1.34.4`.
+        version: String,
+    },
 }
 
 /// The validity facts of one object (`input.validity`).
