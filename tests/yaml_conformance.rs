@@ -34,6 +34,18 @@ const DEVIATIONS: &[(&str, u32, &str)] = &[
          reports the repeat",
     ),
     (
+        "lenient.yaml",
+        1,
+        "an anchor name with `.`: YAML 1.2 allows it and saphyr reads it; the YAML 1.1 reader \
+         wants letters, digits, `-` and `_`. syncguard is more lenient, never stricter",
+    ),
+    (
+        "lenient.yaml",
+        11,
+        "a tab after `-`: saphyr takes it as separation, the YAML 1.1 reader refuses it. \
+         syncguard is more lenient, never stricter",
+    ),
+    (
         "json.yaml",
         13,
         "JSON's `\\/` escape: the YAML 1.1 reader refuses it, but kubectl and Argo CD decode a \

@@ -17,11 +17,12 @@
 //! does); in a `<<` sequence the earlier mappings win. A merged-in field points at its `<<` key.
 //! Merging moves the values already built, which the node budget has already counted.
 //!
-//! One difference in syntax is bridged: saphyr refuses continuation lines of a multi-line quoted
-//! scalar that are indented less than the mapping holding it (or by tabs), which Kubernetes'
-//! reader accepts; such a document is parsed again with those lines re-indented (their leading
-//! blanks are not part of the value). Lines keep their numbers; on the line where such a scalar
-//! ends, columns of anything after the closing quote are shifted.
+//! Differences in syntax are bridged where saphyr refuses what Kubernetes' reader accepts:
+//! continuation lines of a multi-line quoted scalar indented less than the mapping holding it (or
+//! by tabs), continuation lines of a flow collection (`args: ["a",` then `"b"]`) indented as little,
+//! and a tab between `:` and its value. Such a text is parsed again with those blanks replaced
+//! (they are never part of a value); see [`repair_syntax`]. Lines keep their numbers; on a
+//! re-indented line, columns shift.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -138,7 +139,7 @@ impl DocumentParser {
                 break;
             };
             if repairs < MAX_REPAIRS
-                && let Some(fixed) = repair_quoted_scalar(current, &error)
+                && let Some(fixed) = repair_syntax(current, &error)
             {
                 repairs += 1;
                 repaired = Some(fixed);
@@ -171,22 +172,43 @@ impl DocumentParser {
     }
 }
 
-/// Most re-indented quoted scalars per text (each costs a parse of the text again).
+/// Most repairs per text (each costs a parse of the text again).
 const MAX_REPAIRS: usize = 64;
 
-/// `text` with the quoted scalar that stopped saphyr made acceptable to it, when the error is
-/// one Kubernetes' YAML reader does not make: a continuation line indented less than the
-/// enclosing block ("invalid indentation in quoted scalar", reported at the opening quote) or
-/// by a tab ("tab cannot be used as indentation", reported at the tab). Leading blanks of a
-/// continuation line are never part of a quoted scalar's value, so replacing them keeps it.
-/// A continuation line that is a document marker at column 0 is an error for both readers and is
-/// left alone.
-fn repair_quoted_scalar(text: &str, error: &ScanError) -> Option<String> {
+/// `text` with the blanks that stopped saphyr replaced, when the error is one Kubernetes' YAML
+/// reader does not make:
+/// - a continuation line of a quoted scalar indented less than the enclosing block ("invalid
+///   indentation in quoted scalar", reported at the opening quote) or by a tab ("tab cannot be
+///   used as indentation", reported at the tab);
+/// - a continuation line of a flow collection indented less than saphyr wants ("invalid
+///   indentation", "... in flow construct": only raised inside flow collections);
+/// - a tab between a `:` and its value.
+///
+/// None of these blanks is part of a value, so replacing them keeps every value. A continuation
+/// line that is a document marker at column 0 is an error for both readers and is left alone.
+fn repair_syntax(text: &str, error: &ScanError) -> Option<String> {
     let marker = error.marker();
     let line_start = line_start(text, marker.line())?;
     let offset = line_start + text.get(line_start..)?.char_indices().nth(marker.col())?.0;
     match error.info() {
         "invalid indentation in quoted scalar" => reindent_quoted(text, offset),
+        // Only raised inside flow collections, at the first token of a line.
+        "invalid indentation" | "invalid indentation in flow construct" => {
+            reindent_flow_line(text, line_start, offset)
+        }
+        "':' must be followed by a valid YAML whitespace" => {
+            // Tabs between a `:` and the value it introduces are separation, as spaces are.
+            let before = text.get(..offset)?;
+            let blanks = before.len() - before.trim_end_matches([' ', '\t']).len();
+            if blanks == 0 || !before.get(..offset - blanks)?.ends_with(':') {
+                return None;
+            }
+            let mut fixed = String::with_capacity(text.len());
+            fixed.push_str(text.get(..offset - blanks)?);
+            fixed.push_str(&" ".repeat(blanks));
+            fixed.push_str(text.get(offset..)?);
+            Some(fixed)
+        }
         "tab cannot be used as indentation" => {
             // Only blanks before the tab: it is in the leading blanks of a continuation line.
             let blanks = text
@@ -205,6 +227,38 @@ fn repair_quoted_scalar(text: &str, error: &ScanError) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `text` with the line at `line_start`, a continuation line of a flow collection whose first
+/// token (at byte `token`) saphyr finds indented too little, indented deeper: one column past the
+/// previous line's content (after its indentation and `- ` indicators), or one more than it has.
+/// Kubernetes' reader takes no account of indentation inside flow collections, and there line
+/// breaks and leading blanks only separate tokens.
+fn reindent_flow_line(text: &str, line_start: usize, token: usize) -> Option<String> {
+    let blanks = text.get(line_start..token)?;
+    if !blanks.bytes().all(|b| matches!(b, b' ' | b'\t')) {
+        return None;
+    }
+    let rest = text.get(token..)?;
+    if blanks.is_empty() && (rest.starts_with("---") || rest.starts_with("...")) {
+        return None;
+    }
+    let previous = text
+        .get(..line_start)?
+        .trim_end_matches(['\n', '\r'])
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default();
+    let content = previous
+        .trim_start_matches([' ', '\t', '-'])
+        .len();
+    let previous_column = previous.get(..previous.len() - content)?.chars().count();
+    let column = (previous_column + 1).max(blanks.len() + 1);
+    let mut fixed = String::with_capacity(text.len() + column);
+    fixed.push_str(text.get(..line_start)?);
+    fixed.push_str(&" ".repeat(column));
+    fixed.push_str(rest);
+    Some(fixed)
 }
 
 /// The byte offset where 1-based line `line` starts.
@@ -958,6 +1012,13 @@ mod tests {
                    "c": "fivesix", "d": "x y", "e": 1}}})
         );
         assert_eq!(at(&doc, "/metadata/annotations/e"), (11, 5));
+        // Flow collections continued at their key's column, and a tab after a colon.
+        let doc = only("spec:\n  args: [\"a\",\n  \"b\"]\n  m: {x: 1,\nz: 2}\n  t:\tv\n");
+        assert_eq!(
+            doc.value,
+            json!({"spec": {"args": ["a", "b"], "m": {"x": 1, "z": 2}, "t": "v"}})
+        );
+        assert_eq!(at(&doc, "/spec/t"), (6, 3));
         // A document marker inside the scalar is still an error.
         assert!(matches!(
             failure("a:\n  b: \"x\n...\n  y\"\n").kind,
