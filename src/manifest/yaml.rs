@@ -249,9 +249,7 @@ fn reindent_flow_line(text: &str, line_start: usize, token: usize) -> Option<Str
         .rsplit('\n')
         .next()
         .unwrap_or_default();
-    let content = previous
-        .trim_start_matches([' ', '\t', '-'])
-        .len();
+    let content = previous.trim_start_matches([' ', '\t', '-']).len();
     let previous_column = previous.get(..previous.len() - content)?.chars().count();
     let column = (previous_column + 1).max(blanks.len() + 1);
     let mut fixed = String::with_capacity(text.len() + column);
