@@ -10,6 +10,7 @@ pub mod apply;
 pub mod argo;
 pub mod diff;
 pub mod health;
+pub mod immutable;
 pub mod ownership;
 pub mod refs;
 pub mod tracking;
