@@ -44,6 +44,22 @@ violations contains {"msg": msg, "path": v.pointer} if {
 	])
 }
 
+# A change the API server refuses from the live object (review --ephemeral-cluster: the head's
+# object dry-run against the base revision's, applied for real on a throwaway server).
+violations contains {"msg": msg, "path": v.pointer} if {
+	input.context.source == "check"
+	is_object(input.validity) # cheap first test: most objects have no violation, and no validity fact
+	_applies
+	some v in _violations
+	v.kind == "immutable"
+	msg := sprintf("%s: the API server refuses this change from the live object, so every sync of it fails: %s%s (%s, the live object being the base revision's). %s", [
+		_subject, _at(v.pointer), v.message, _evidence, _immutable_fix,
+	])
+}
+
+_immutable_fix := "Argo CD's Replace=true does not help (a replace is refused the same way). Either delete and re-create the object (sync options Force=true,Replace=true on it; its pods are replaced and, for a StatefulSet, not its volumes), or give it a new name so the old one is pruned; for a Job, make it a hook with BeforeHookCreation or let Argo CD delete it first."
+
+
 violations contains {"msg": msg, "path": v.pointer} if {
 	input.context.source == "check"
 	is_object(input.validity) # cheap first test: most objects have no violation, and no validity fact

@@ -94,3 +94,15 @@ test_a_refusal_by_the_api_server_is_denied_with_its_own_message if {
 	v.path == "/spec/rules/0/http/paths"
 	contains(v.msg, "Ingress shop/web: the API server refuses it, so the sync fails here: /spec/rules/0/http/paths: spec.rules[0].http.paths: Required value (the Kubernetes v1.34.4 API server refused it in a server-side dry-run)")
 }
+
+test_a_change_refused_from_the_live_object_says_what_argo_cd_does if {
+	changed := {"pointer": "/spec/selector", "kind": "immutable", "message": "spec.selector: Invalid value: {\"matchLabels\":{\"app\":\"web\",\"tier\":\"front\"}}: field is immutable"}
+	vs := rule.violations with input as object.union(base([changed]), {
+		"validity": {"evidence": {"source": "server", "version": "v1.34.4"}, "violations": [changed]},
+	})
+	count(vs) == 1
+	some v in vs
+	v.path == "/spec/selector"
+	contains(v.msg, "Deployment shop/web: the API server refuses this change from the live object, so every sync of it fails: /spec/selector: spec.selector: Invalid value")
+	contains(v.msg, "Force=true,Replace=true")
+}

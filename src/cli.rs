@@ -1144,6 +1144,22 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
     pub argocd_version: Option<ArgoCdVersion>,
 
+    /// Judge both revisions on a throwaway API server (etcd + kube-apiserver on loopback,
+    /// removed on every exit): the base revision's objects are applied for real, then the
+    /// head's are dry-run against them the way Argo CD applies them. A change the server
+    /// refuses from the live object (an immutable selector, a Job's template, an immutable
+    /// Secret's data) is a blocking SG401 finding; what it refuses outright is one too; what it
+    /// fills in is SG305 drift (docs/ephemeral-cluster.md).
+    ///
+    /// Example: syncguard review --base origin/main --ephemeral-cluster --kube-binaries .tools/bin apps/
+    #[arg(long)]
+    pub ephemeral_cluster: bool,
+
+    /// With --ephemeral-cluster: the directory holding kube-apiserver and etcd (default:
+    /// $SYNCGUARD_KUBE_BINARIES, ~/.cache/syncguard/bin, PATH).
+    #[arg(long, value_name = "DIR", requires = "ephemeral_cluster")]
+    pub kube_binaries: Option<PathBuf>,
+
     #[command(flatten)]
     pub render_flags: RenderFlags,
 }

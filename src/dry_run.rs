@@ -55,6 +55,19 @@ pub struct DryRun {
     pub server: String,
 }
 
+/// How the objects are sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// A server-side apply with `dryRun=All`: nothing is written. An object whose sync options
+    /// say `Replace=true` is replaced instead (a PUT with the live object's resourceVersion,
+    /// dry-run too), as Argo CD applies it; one that also says `Force=true` is deleted and
+    /// created by Argo CD, which no immutable field refuses, so it is not sent at all.
+    DryRun,
+    /// A real server-side apply: only ever used on a throwaway API server (`review
+    /// --ephemeral-cluster` installs the base revision's objects with it).
+    Write,
+}
+
 /// Dry-runs every object of `resources` on the cluster of `client`. Objects that name no
 /// namespace go to `namespace` when their kind is namespaced (Argo CD's destination).
 pub async fn dry_run(
@@ -62,6 +75,17 @@ pub async fn dry_run(
     resources: &[Resource],
     namespace: &str,
     limits: &Limits,
+) -> anyhow::Result<DryRun> {
+    send(client, resources, namespace, limits, Mode::DryRun).await
+}
+
+/// Sends every object of `resources` as `mode` says (see [`dry_run`]).
+pub async fn send(
+    client: kube::Client,
+    resources: &[Resource],
+    namespace: &str,
+    limits: &Limits,
+    mode: Mode,
 ) -> anyhow::Result<DryRun> {
     let version = client
         .apiserver_version()
@@ -120,17 +144,28 @@ pub async fn dry_run(
             Scope::Namespaced => Some(r.namespace.clone().unwrap_or_else(|| namespace.to_string())),
             Scope::Cluster => None,
         };
-        jobs.push((i, r, ar, ns));
+        let options = sync_options(r);
+        let replace = mode == Mode::DryRun && options.iter().any(|o| o == "Replace=true");
+        if replace && options.iter().any(|o| o == "Force=true") {
+            out.refused.push(format!(
+                "{}: Force=true,Replace=true deletes and re-creates it, which no immutable field refuses",
+                subject(r)
+            ));
+            continue;
+        }
+        jobs.push((i, r, ar, ns, replace));
     }
 
-    let params = PatchParams::apply(FIELD_MANAGER)
+    let mut params = PatchParams::apply(FIELD_MANAGER)
         .force()
-        .dry_run()
         // Argo CD's client-side apply sends no field validation: unknown fields are dropped,
         // which the stored form then shows, instead of refusing the object.
         .validation_ignore();
+    if mode == Mode::DryRun {
+        params = params.dry_run();
+    }
     let results: Vec<(usize, Result<Value, Refused>)> = futures::stream::iter(jobs)
-        .map(|(i, r, ar, ns)| {
+        .map(|(i, r, ar, ns, replace)| {
             let client = client.clone();
             let pacer = Arc::clone(&pacer);
             let params = params.clone();
@@ -144,13 +179,14 @@ pub async fn dry_run(
                 if let (Some(ns), Some(meta)) = (&ns, body.get_mut("metadata")) {
                     meta["namespace"] = Value::from(ns.as_str());
                 }
-                let result = api
-                    .patch(&r.name, &params, &Patch::Apply(&body))
-                    .await
-                    .map_err(|e| refusal(&e, ns.as_deref()))
-                    .and_then(|o| {
-                        serde_json::to_value(o).map_err(|e| Refused::Request(e.to_string()))
-                    });
+                let sent = if replace {
+                    replace_dry_run(&api, &r.name, body).await
+                } else {
+                    api.patch(&r.name, &params, &Patch::Apply(&body)).await
+                };
+                let result = sent.map_err(|e| refusal(&e, ns.as_deref())).and_then(|o| {
+                    serde_json::to_value(o).map_err(|e| Refused::Request(e.to_string()))
+                });
                 (i, result)
             }
         })
@@ -176,6 +212,51 @@ pub async fn dry_run(
     out.refused
         .extend(refused.into_iter().map(|(_, line)| line));
     Ok(out)
+}
+
+/// `Replace=true` as Argo CD does it: a replace of the live object (`kubectl replace`), or a
+/// create when there is none; both dry-run.
+async fn replace_dry_run(
+    api: &Api<DynamicObject>,
+    name: &str,
+    mut body: Value,
+) -> Result<DynamicObject, kube::Error> {
+    let dry = kube::api::PostParams {
+        dry_run: true,
+        field_manager: Some(FIELD_MANAGER.to_string()),
+    };
+    match api.get_opt(name).await? {
+        Some(live) => {
+            if let (Some(version), Some(meta)) = (
+                live.metadata.resource_version,
+                body.get_mut("metadata").and_then(Value::as_object_mut),
+            ) {
+                meta.insert("resourceVersion".into(), Value::from(version));
+            }
+            let object: DynamicObject =
+                serde_json::from_value(body).map_err(kube::Error::SerdeError)?;
+            api.replace(name, &dry, &object).await
+        }
+        None => {
+            let object: DynamicObject =
+                serde_json::from_value(body).map_err(kube::Error::SerdeError)?;
+            api.create(&dry, &object).await
+        }
+    }
+}
+
+/// The object's own `argocd.argoproj.io/sync-options`, one option an item.
+fn sync_options(r: &Resource) -> Vec<String> {
+    r.raw
+        .pointer("/metadata/annotations/argocd.argoproj.io~1sync-options")
+        .and_then(Value::as_str)
+        .map(|s| {
+            s.split(',')
+                .map(|o| o.trim().to_string())
+                .filter(|o| !o.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn subject(r: &Resource) -> String {

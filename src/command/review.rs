@@ -12,7 +12,7 @@ use crate::output::report::{ReportFormat, render};
 use crate::output::review::{
     at_template, blocking, render_codequality, render_json, render_markdown, render_text,
 };
-use crate::review::{SnapshotOptions, review};
+use crate::review::{ServerOptions, SnapshotOptions, review};
 
 use super::Outcome;
 use super::check::fail_on;
@@ -77,7 +77,24 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         policies: &policies,
         evaluate: &evaluate,
     };
-    let review = match review(&top, &args.base, &args.head, &options) {
+    let server = if args.ephemeral_cluster {
+        match crate::ephemeral::find(args.kube_binaries.as_deref()) {
+            Ok(binaries) => Some(ServerOptions {
+                binaries,
+                limits: crate::dry_run::Limits {
+                    concurrency: 4,
+                    qps: 1000.0,
+                },
+            }),
+            Err(e) => {
+                eprintln!("syncguard: --ephemeral-cluster: {e}");
+                return Ok(Outcome::InputErrors);
+            }
+        }
+    } else {
+        None
+    };
+    let review = match review(&top, &args.base, &args.head, &options, server.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("syncguard: {e}");

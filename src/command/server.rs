@@ -102,7 +102,7 @@ pub fn ask(args: &CheckArgs, resources: &[Resource]) -> anyhow::Result<Asked> {
     let result = runtime.block_on(async {
         tokio::select! {
             r = session => r,
-            signal = interrupted() => Err(format!(
+            signal = ephemeral::interrupted() => Err(format!(
                 "interrupted by {signal}; the throwaway API server was stopped and removed"
             )),
         }
@@ -153,28 +153,5 @@ fn collect(kind: &'static str, outcome: DryRun, problems: Vec<String>) -> Asked 
         },
         errors: Vec::new(),
         used: Some(used),
-    }
-}
-
-/// Resolves on SIGINT or SIGTERM, naming it.
-async fn interrupted() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(mut int), Ok(mut term)) => tokio::select! {
-                _ = int.recv() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            _ => std::future::pending().await,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
     }
 }

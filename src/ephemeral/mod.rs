@@ -329,6 +329,31 @@ fn remove_leftovers(tmp: &Path) {
     }
 }
 
+/// Resolves on SIGINT or SIGTERM, naming it: a caller selects on it beside its session, so
+/// that the session (and the control plane it holds) is dropped, and so stopped and removed,
+/// before the process ends.
+pub async fn interrupted() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(mut int), Ok(mut term)) => tokio::select! {
+                _ = int.recv() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            _ => std::future::pending().await,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

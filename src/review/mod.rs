@@ -8,6 +8,7 @@
 mod baseline;
 mod objects;
 mod plan_diff;
+mod server;
 mod snapshot;
 
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use std::path::{Path, PathBuf};
 pub use baseline::{FindingsDiff, compare};
 pub use objects::{FieldChange, ObjectChange, ObjectId};
 pub use plan_diff::{Place, Placed, PlanDiff, StepView};
-pub use snapshot::{AppState, Snapshot, SnapshotOptions};
+pub use snapshot::{AppState, Gathered, Snapshot, SnapshotOptions};
 
 use crate::git::{Worktree, resolve};
 
@@ -36,6 +37,17 @@ pub struct Review {
     pub errors: Vec<String>,
     /// What could not be rendered on the base revision (reported, never failing the run).
     pub base_errors: Vec<String>,
+    /// The throwaway API server that judged the head (`--ephemeral-cluster`).
+    pub server: Option<crate::finding::ServerUsed>,
+}
+
+/// `--ephemeral-cluster`: the programs of the throwaway API server and how hard to press it.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// kube-apiserver and etcd.
+    pub binaries: crate::ephemeral::Binaries,
+    /// Requests in flight and per second.
+    pub limits: crate::dry_run::Limits,
 }
 
 /// One Application that differs.
@@ -61,6 +73,8 @@ pub enum ReviewError {
     Git(String),
     #[error("cannot make a temporary directory: {0}")]
     Temp(std::io::Error),
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 /// Reviews `head` against `base` in the checkout at `repo` (its top directory).
@@ -69,18 +83,48 @@ pub fn review(
     base: &str,
     head: &str,
     options: &SnapshotOptions<'_>,
+    server: Option<&ServerOptions>,
 ) -> Result<Review, ReviewError> {
     let base = resolve(repo, base).map_err(|e| ReviewError::Git(format!("base: {e}")))?;
     let head = resolve(repo, head).map_err(|e| ReviewError::Git(format!("head: {e}")))?;
     let temp = tempfile::tempdir().map_err(ReviewError::Temp)?;
-    let snapshot = |commit: &str, name: &str| -> Result<Snapshot, ReviewError> {
+    let gathered = |commit: &str, name: &str| -> Result<Gathered, ReviewError> {
         let path: PathBuf = temp.path().join(name);
         let tree = Worktree::add(repo, commit, &path).map_err(ReviewError::Git)?;
-        Ok(snapshot::take(tree.path(), commit, options))
+        Ok(snapshot::gather(tree.path(), commit, options))
     };
-    let before = snapshot(&base, "base")?;
-    let after = snapshot(&head, "head")?;
-    Ok(compare_snapshots(before, after))
+    let before = gathered(&base, "base")?;
+    let after = gathered(&head, "head")?;
+    let Some(server_options) = server else {
+        let before = snapshot::judge(before, options.policies, options.evaluate);
+        let after = snapshot::judge(after, options.policies, options.evaluate);
+        return Ok(compare_snapshots(before, after));
+    };
+    match server::ask(
+        &before,
+        &after,
+        &server_options.binaries,
+        &server_options.limits,
+        options.evaluate,
+    ) {
+        Ok(judged) => {
+            let before = snapshot::judge(before, options.policies, &judged.base);
+            let after = snapshot::judge(after, options.policies, &judged.head);
+            let mut review = compare_snapshots(before, after);
+            review.server = Some(judged.used);
+            Ok(review)
+        }
+        Err(e) if e.starts_with("interrupted") => Err(ReviewError::Interrupted(e)),
+        Err(e) => {
+            let before = snapshot::judge(before, options.policies, options.evaluate);
+            let after = snapshot::judge(after, options.policies, options.evaluate);
+            let mut review = compare_snapshots(before, after);
+            review.errors.push(format!(
+                "--ephemeral-cluster: the throwaway API server could not be used, so both revisions were judged offline only: {e}"
+            ));
+            Ok(review)
+        }
+    }
 }
 
 /// The review of two snapshots.
@@ -142,5 +186,6 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
         findings: compare(&before.report.findings, &after.report.findings),
         errors: after.report.errors,
         base_errors: before.report.errors,
+        server: None,
     }
 }

@@ -56,8 +56,33 @@ pub struct SnapshotOptions<'a> {
     pub evaluate: &'a EvaluateOptions,
 }
 
-/// Reads, renders, plans and checks the checkout at `dir` (commit `commit`).
-pub fn take(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Snapshot {
+/// One revision rendered and planned, not yet checked.
+#[derive(Debug)]
+pub struct Gathered {
+    /// The commit.
+    pub commit: String,
+    /// Applications by instance name.
+    pub apps: BTreeMap<String, AppState>,
+    /// The Applications and every object they render, as the controller holds them: what the
+    /// rules judge.
+    pub objects: Vec<Resource>,
+    /// What could not be read or rendered.
+    pub errors: Vec<String>,
+}
+
+/// Checks a gathered revision with `evaluate` (which may carry an API server's verdicts on
+/// its objects, by their index in [`Gathered::objects`]).
+pub fn judge(g: Gathered, policies: &PolicySet, evaluate_options: &EvaluateOptions) -> Snapshot {
+    let report = evaluate(&g.objects, policies, evaluate_options, g.errors);
+    Snapshot {
+        commit: g.commit,
+        apps: g.apps,
+        report,
+    }
+}
+
+/// Reads, renders and plans the checkout at `dir` (commit `commit`).
+pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
     let (apps_input, mut errors) = applications(dir, o.paths);
     let mut repos = Repos::default();
     for (url, other) in o.other_repos {
@@ -113,11 +138,11 @@ pub fn take(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Snapshot {
     }
     let mut all = apps_input;
     all.extend(expansion.objects);
-    let report = evaluate(&all, o.policies, o.evaluate, errors);
-    Snapshot {
+    Gathered {
         commit: commit.to_string(),
         apps,
-        report,
+        objects: all,
+        errors,
     }
 }
 

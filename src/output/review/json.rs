@@ -41,5 +41,9 @@ pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_jso
         "errors": review.errors,
         "base_errors": review.base_errors,
     });
+    let mut value = value;
+    if let Some(server) = &review.server {
+        value["server"] = json!(server);
+    }
     serde_json::to_string_pretty(&value)
 }

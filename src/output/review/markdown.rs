@@ -41,6 +41,13 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
         f.fixed.len(),
         f.unchanged.len()
     );
+    if let Some(server) = &review.server {
+        let _ = writeln!(
+            out,
+            "Judged on a throwaway Kubernetes {} API server: the base revision applied, the head dry-run against it ({} refused).\n",
+            server.kubernetes, server.refused
+        );
+    }
     if !review.apps.is_empty() {
         let _ = writeln!(
             out,

@@ -22,6 +22,13 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
         f.fixed.len(),
         f.unchanged.len()
     );
+    if let Some(server) = &review.server {
+        let _ = writeln!(
+            out,
+            "Judged on a throwaway API server, Kubernetes {}: the base revision applied, the head's objects dry-run against it ({} accepted, {} refused, {} not checked).",
+            server.kubernetes, server.accepted, server.refused, server.not_checked
+        );
+    }
     for app in &review.apps {
         let _ = writeln!(
             out,

@@ -39,6 +39,9 @@ pub enum ViolationKind {
     NotAllowed,
     /// The API version is not served.
     NotServed,
+    /// The field cannot change from its live value (`field is immutable`): known only from an
+    /// API server that holds the live object ([`server`]).
+    Immutable,
 }
 
 /// One reason the API server refuses the object.

@@ -71,17 +71,56 @@ pub fn judge(validity: &mut Validity, verdict: &Verdict, server: &str) {
         return;
     }
     for cause in &refusal.causes {
+        let said = shortened(&cause.message);
         let message = if cause.field.is_empty() {
-            cause.message.clone()
+            said
         } else {
-            format!("{}: {}", cause.field, cause.message)
+            format!("{}: {said}", cause.field)
+        };
+        let kind = if is_immutable(&cause.message) {
+            ViolationKind::Immutable
+        } else {
+            kind_of(&cause.reason)
         };
         validity.violations.push(Violation {
             pointer: field_pointer(&cause.field),
-            kind: kind_of(&cause.reason),
+            kind,
             message,
         });
     }
+}
+
+/// Longest value quoted in a message. The server quotes the value it refused, and for a Job's
+/// pod template that is its whole Go struct (kilobytes); the field and the verdict say enough.
+const MAX_QUOTED: usize = 200;
+
+/// The server's message with an over-long quoted value elided: `Invalid value: {…}: field is
+/// immutable` keeps its head and its verdict.
+fn shortened(message: &str) -> String {
+    const VALUE: &str = "Invalid value: ";
+    let Some(start) = message.find(VALUE).map(|i| i + VALUE.len()) else {
+        return message.to_string();
+    };
+    let Some(end) = message.rfind(": ") else {
+        return message.to_string();
+    };
+    if end <= start || end - start <= MAX_QUOTED {
+        return message.to_string();
+    }
+    format!(
+        "{}(the new value, {} characters): {}",
+        &message[..start],
+        message[start..end].chars().count(),
+        &message[end + 2..]
+    )
+}
+
+/// Whether a cause refuses a change from the live object rather than the object itself:
+/// `field is immutable`, and the StatefulSet's "updates to statefulset spec for fields other
+/// than … are forbidden".
+fn is_immutable(message: &str) -> bool {
+    message.contains("field is immutable")
+        || (message.contains("updates to") && message.contains("are forbidden"))
 }
 
 /// The violation kind of a Status cause type (k8s.io/apimachinery `field.ErrorType`).
@@ -217,6 +256,46 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn a_refused_change_from_the_live_object_is_immutable() {
+        let mut v = offline();
+        let refusal = Refusal {
+            code: 422,
+            reason: "Invalid".into(),
+            message: "Deployment.apps \"web\" is invalid".into(),
+            causes: vec![
+                Cause {
+                    reason: "FieldValueInvalid".into(),
+                    message: "Invalid value: ...: field is immutable".into(),
+                    field: "spec.selector".into(),
+                },
+                Cause {
+                    reason: "FieldValueForbidden".into(),
+                    message: "Forbidden: updates to statefulset spec for fields other than 'replicas' are forbidden".into(),
+                    field: "spec".into(),
+                },
+            ],
+        };
+        judge(&mut v, &Verdict::Refused(refusal), "v1.34.4");
+        let kinds: Vec<_> = v.violations.iter().skip(1).map(|v| v.kind).collect();
+        assert_eq!(kinds, [ViolationKind::Immutable, ViolationKind::Immutable]);
+    }
+
+    #[test]
+    fn a_long_quoted_value_is_elided_but_the_verdict_kept() {
+        let long = format!(
+            "Invalid value: {{\"Spec\":{}}}: field is immutable",
+            "x".repeat(500)
+        );
+        assert_eq!(
+            shortened(&long),
+            "Invalid value: (the new value, 509 characters): field is immutable"
+        );
+        let short = "Invalid value: {\"app\":\"web\"}: field is immutable";
+        assert_eq!(shortened(short), short);
+        assert_eq!(shortened("Required value"), "Required value");
     }
 
     #[test]
