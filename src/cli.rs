@@ -859,6 +859,17 @@ pub struct CheckArgs {
     #[arg(long, value_name = "DIR", requires = "ephemeral_cluster")]
     pub kube_binaries: Option<PathBuf>,
 
+    /// With --ephemeral-cluster: objects to make live on the throwaway server before the input
+    /// is dry-run against them (`kubectl get -o yaml` output, or the previous revision's
+    /// manifests). A change the server refuses from them (`field is immutable`) is then a
+    /// blocking SG401 finding, as in `review --ephemeral-cluster`. Their resourceVersion, uid,
+    /// managedFields and status are dropped.
+    ///
+    /// Example: kubectl get deploy,svc,job -n shop -o yaml > live.yaml;
+    /// syncguard check --ephemeral-cluster --live live.yaml rendered/
+    #[arg(long, value_name = "PATH", requires = "ephemeral_cluster")]
+    pub live: Vec<PathBuf>,
+
     /// With --cluster or --ephemeral-cluster: dry-run requests in flight at once.
     #[arg(long, value_name = "N", default_value_t = 4, requires = "server",
           value_parser = clap::value_parser!(u16).range(1..=64))]

@@ -274,3 +274,75 @@ fn sigterm_stops_the_control_plane_and_removes_it() {
     assert!(stderr.contains("interrupted by SIGTERM"), "{stderr}");
     assert_clean(tmp.path());
 }
+
+#[test]
+fn live_objects_make_a_changed_selector_a_refused_change() {
+    let Some(bin) = binaries() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    // The live object as `kubectl get -o yaml` prints it: with what only its cluster may set.
+    let deployment = |selector: &str, live: bool| {
+        let from_cluster = if live {
+            "  resourceVersion: \"4711\"\n  uid: 0b6f3c2e-0000-4000-8000-000000000000\n"
+        } else {
+            ""
+        };
+        format!(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: shop\n{from_cluster}spec:\n  selector:\n    matchLabels: {{{selector}}}\n  template:\n    metadata:\n      labels: {{app: web, tier: web}}\n    spec:\n      containers:\n        - name: web\n          image: nginx:1.27\n{}",
+            if live { "status:\n  replicas: 1\n" } else { "" }
+        )
+    };
+    let live = dir.path().join("live.yaml");
+    let head = dir.path().join("head.yaml");
+    std::fs::write(&live, deployment("app: web", true)).unwrap();
+    std::fs::write(&head, deployment("app: web, tier: web", false)).unwrap();
+    let out = check(
+        tmp.path(),
+        &[
+            "--ephemeral-cluster",
+            "--kube-binaries",
+            bin.to_str().unwrap(),
+            "--live",
+            live.to_str().unwrap(),
+            "--format",
+            "json",
+            head.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = json(&out);
+    let found = findings(&report);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "SG401");
+    assert!(
+        found[0]
+            .3
+            .contains("refuses this change from the live object")
+            && found[0].3.contains("spec.selector"),
+        "{}",
+        found[0].3
+    );
+    // The same head with no live object is a creation, which nothing refuses.
+    let out = check(
+        tmp.path(),
+        &[
+            "--ephemeral-cluster",
+            "--kube-binaries",
+            bin.to_str().unwrap(),
+            "--format",
+            "json",
+            head.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_clean(tmp.path());
+}

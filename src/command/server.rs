@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::cli::CheckArgs;
-use crate::dry_run::{DryRun, Limits};
+use crate::dry_run::{DryRun, Limits, Mode, send};
 use crate::ephemeral::{self, ControlPlane};
 use crate::evaluate::ServerVerdicts;
 use crate::finding::ServerUsed;
@@ -77,6 +77,13 @@ pub fn ask(args: &CheckArgs, resources: &[Resource]) -> anyhow::Result<Asked> {
             });
         }
     };
+    let (live, live_errors) = live_objects(&args.live);
+    if !live_errors.is_empty() {
+        return Ok(Asked {
+            errors: live_errors,
+            ..Asked::default()
+        });
+    }
     let session = async {
         let started = Instant::now();
         let cp = ControlPlane::start(&binaries).await?;
@@ -85,7 +92,29 @@ pub fn ask(args: &CheckArgs, resources: &[Resource]) -> anyhow::Result<Asked> {
             cp.version(),
             cp.ready_after().as_secs_f64()
         );
-        let seeded = ephemeral::seed::seed(&cp.client(), resources, &namespace).await;
+        let mut everything = live.clone();
+        everything.extend(resources.iter().cloned());
+        let mut seeded = ephemeral::seed::seed(&cp.client(), &everything, &namespace).await;
+        if !live.is_empty() {
+            let written = send(cp.client(), &live, &namespace, &limits, Mode::Write)
+                .await
+                .map_err(|e| format!("{e:#}"))?;
+            for (i, verdict) in &written.verdicts {
+                if let Verdict::Refused(r) = verdict {
+                    seeded.problems.push(format!(
+                        "--live: {} could not be made live, so the input's object is judged as a creation: {}",
+                        live[*i].display_name(),
+                        r.message
+                    ));
+                }
+            }
+            seeded.problems.extend(
+                written
+                    .refused
+                    .iter()
+                    .map(|l| format!("--live: {l}; the input's object is judged as a creation")),
+            );
+        }
         let outcome = crate::dry_run::dry_run(cp.client(), resources, &namespace, &limits)
             .await
             .map_err(|e| format!("{e:#}"))?;
@@ -117,6 +146,44 @@ pub fn ask(args: &CheckArgs, resources: &[Resource]) -> anyhow::Result<Asked> {
             ..Asked::default()
         }),
     }
+}
+
+/// `--live`: the objects to make live first, as `kubectl get -o yaml` prints them, without what
+/// only the cluster they came from may set (resourceVersion, uid, managedFields, status…).
+fn live_objects(paths: &[std::path::PathBuf]) -> (Vec<Resource>, Vec<String>) {
+    if paths.is_empty() {
+        return (Vec::new(), Vec::new());
+    }
+    let loaded = crate::manifest::load_paths(paths);
+    let errors = loaded
+        .errors
+        .iter()
+        .map(|e| format!("--live: {e}"))
+        .collect();
+    let live = loaded
+        .resources
+        .into_iter()
+        .filter_map(|r| {
+            let mut raw = r.raw.clone();
+            if let Some(m) = raw.get_mut("metadata").and_then(Value::as_object_mut) {
+                for k in [
+                    "resourceVersion",
+                    "uid",
+                    "managedFields",
+                    "creationTimestamp",
+                    "generation",
+                    "selfLink",
+                ] {
+                    m.remove(k);
+                }
+            }
+            if let Some(o) = raw.as_object_mut() {
+                o.remove("status");
+            }
+            Resource::from_value(raw, r.origin.clone()).ok()
+        })
+        .collect();
+    (live, errors)
 }
 
 /// Turns a dry-run outcome into what the evaluation and the report need; what could not be
