@@ -139,6 +139,17 @@ pub(super) fn quantity(v: &Value) -> Option<i128> {
     Some(sign * value)
 }
 
+/// Equality of a map the server compares with plain (not semantic) equality: an explicit
+/// empty map in the new object differs from an absent one in the stored object (which is
+/// absent when it was stored empty, the storage encoding keeping no empty map).
+pub(super) fn same_plain_map(before: Option<&Value>, after: Option<&Value>) -> bool {
+    let explicit_empty = matches!(after, Some(Value::Object(m)) if m.is_empty());
+    if explicit_empty && is_empty(before) {
+        return false;
+    }
+    same(before, after)
+}
+
 /// The value, or `default` when absent or `null` (a field the server defaults).
 pub(super) fn or_default(v: Option<&Value>, default: Value) -> Value {
     match v {

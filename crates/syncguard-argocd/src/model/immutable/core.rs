@@ -163,6 +163,8 @@ pub(super) fn config_map(c: &Change, out: &mut Vec<Refusal>) {
     }
     for key in ["data", "binaryData"] {
         let pointer = format!("/{key}");
+        // An explicit `{}` for absent data is no change: v1.34.4 accepts it (unlike a
+        // StorageClass's `{}` parameters).
         if !same(c.before(&pointer), c.after(&pointer)) {
             out.push(forbidden(&pointer, key, FROZEN));
         }

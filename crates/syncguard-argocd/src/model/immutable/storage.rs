@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::compare::{at, or_default, plain_str, quantity, same};
+use super::compare::{at, or_default, plain_str, quantity, same, same_plain_map};
 use super::{ApplyMode, Change, Refusal, child, forbidden, immutable, invalid};
 
 const CLAIM_FROZEN: &str = "spec is immutable after creation except resources.requests and volumeAttributesClassName for bound claims";
@@ -114,6 +114,22 @@ pub(super) fn claim(c: &Change, out: &mut Vec<Refusal>) {
             out.push(r);
         }
     }
+    // Growing is the PersistentVolumeClaimResize admission's call: only a claim of a class
+    // with `allowVolumeExpansion: true` may grow. Without a class it never may; with one, it
+    // depends on the class, which two manifests of the claim do not show.
+    let class = plain_str(after.get("storageClassName"));
+    if let (Some(old), Some(new)) = (old_size, new_size)
+        && new > old
+        && bound
+        && class.is_empty()
+    {
+        out.push(Refusal {
+            pointer: "/spec/resources/requests/storage".into(),
+            field: String::new(),
+            message: "Forbidden: only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support resize".into(),
+            since: None,
+        });
+    }
     if before.get("volumeMode") != after.get("volumeMode") {
         out.push(immutable(
             "/spec/volumeMode",
@@ -215,7 +231,7 @@ pub(super) fn volume(c: &Change, out: &mut Vec<Refusal>) {
 
 /// StorageClass: `parameters`, `provisioner`, `reclaimPolicy`, `volumeBindingMode`.
 pub(super) fn class(c: &Change, out: &mut Vec<Refusal>) {
-    if !same(c.before("/parameters"), c.after("/parameters")) {
+    if !same_plain_map(c.before("/parameters"), c.after("/parameters")) {
         out.push(forbidden(
             "/parameters",
             "parameters",

@@ -228,7 +228,7 @@ fn job_template_selector_and_completions() {
             &base,
             &with(&base, json!({"spec": {"podFailurePolicy": {"rules": []}}}))
         ),
-        Vec::<String>::new()
+        ["spec.podFailurePolicy"]
     );
     assert_eq!(
         names(
@@ -259,7 +259,14 @@ fn a_job_keeps_its_generated_selector_on_apply_and_loses_it_on_replace() {
             .into_iter()
             .map(|r| r.field)
             .collect();
-    assert_eq!(replaced, ["spec.selector", "spec.template"]);
+    assert_eq!(
+        replaced,
+        [
+            "spec.selector",
+            "spec.template.metadata.labels",
+            "spec.template"
+        ]
+    );
 }
 
 #[test]
@@ -511,7 +518,14 @@ fn claim_grows_when_bound_only() {
         &base,
         json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}}),
     );
-    assert!(names("v1", "PersistentVolumeClaim", &base, &grown).is_empty());
+    // Without a storage class a claim never grows (the resize admission's refusal, no field).
+    assert_eq!(names("v1", "PersistentVolumeClaim", &base, &grown), [""]);
+    let expandable = with(&base, json!({"spec": {"storageClassName": "expandable"}}));
+    let grown_in_class = with(
+        &expandable,
+        json!({"spec": {"resources": {"requests": {"storage": "2Gi"}}}}),
+    );
+    assert!(names("v1", "PersistentVolumeClaim", &expandable, &grown_in_class).is_empty());
     let pending = with(&base, json!({"status": {"phase": "Pending"}}));
     assert_eq!(
         fields("v1", "PersistentVolumeClaim", &pending, &grown),
@@ -635,6 +649,26 @@ fn volume_source_is_the_disk() {
 
 #[test]
 fn storage_class_recipe() {
+    // `parameters` is compared as a plain Go map: an explicit `{}` is not an absent one.
+    let none = json!({"provisioner": "a.io/x"});
+    assert_eq!(
+        names(
+            "storage.k8s.io/v1",
+            "StorageClass",
+            &none,
+            &with(&none, json!({"parameters": {}}))
+        ),
+        ["parameters"]
+    );
+    assert!(
+        names(
+            "storage.k8s.io/v1",
+            "StorageClass",
+            &with(&none, json!({"parameters": {}})),
+            &none
+        )
+        .is_empty()
+    );
     let base = json!({"provisioner": "a.io/x", "parameters": {"type": "ssd"}});
     assert_eq!(
         names(

@@ -97,6 +97,12 @@ pub(super) fn job(c: &Change, out: &mut Vec<Refusal>) {
             None,
             "field is immutable (the selector the server generated is not in the manifest)",
         ));
+        out.push(invalid(
+            "/spec/template/metadata/labels",
+            "spec.template.metadata.labels",
+            c.after("/spec/template/metadata/labels"),
+            "`selector` does not match template `labels`",
+        ));
     } else {
         let after = c.after_kept("/spec/selector");
         if !same(c.before("/spec/selector"), after) {
@@ -120,7 +126,11 @@ pub(super) fn job(c: &Change, out: &mut Vec<Refusal>) {
         "successPolicy",
     ] {
         let pointer = format!("/spec/{key}");
-        if !same(c.before(&pointer), c.after(&pointer)) {
+        // Optional structs are pointers: an empty policy differs from none.
+        let present = |v: Option<&Value>| v.is_some_and(|v| !v.is_null());
+        if present(c.before(&pointer)) != present(c.after(&pointer))
+            || !same(c.before(&pointer), c.after(&pointer))
+        {
             out.push(immutable(
                 &pointer,
                 &format!("spec.{key}"),
