@@ -80,6 +80,12 @@ struct Cx<'a> {
 impl Cx<'_> {
     fn compare(&mut self, pointer: &str, field: &str, declared: &Value, stored: Option<&Value>) {
         if declared.is_null() {
+            // A declared null deletes the field in Argo CD's three-way diff: what the server
+            // allocated or defaulted there shows as a difference. An empty struct it stores
+            // for the null (`resources: {}`) is what Go re-marshals the null to: equal.
+            if let Some(s) = stored.filter(|s| !is_empty(s)) {
+                self.differs(pointer, Some(s.clone()));
+            }
             return;
         }
         let Some(stored) = stored.filter(|s| !s.is_null()) else {
@@ -225,17 +231,28 @@ fn key_of(item: &Value, key: &str) -> Value {
     }
 }
 
+/// Null, or an empty map or list.
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Object(m) => m.is_empty(),
+        Value::Array(a) => a.is_empty(),
+        _ => false,
+    }
+}
+
 /// Equal as JSON, numbers by value; `a` is the declared side.
 fn same_json(a: &[Value], b: &[Value]) -> bool {
     fn same(a: &Value, b: &Value) -> bool {
         match (a, b) {
             (Value::Array(x), Value::Array(y)) => same_json(x, y),
-            // A key declared null is no declaration (see `compare`): neither side counts.
+            // A key declared null equals an absent or empty stored value (see `compare`).
             (Value::Object(x), Value::Object(y)) => {
-                x.iter()
-                    .filter(|(_, v)| !v.is_null())
-                    .all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-                    && y.keys().all(|k| x.contains_key(k))
+                x.iter().all(|(k, v)| match y.get(k) {
+                    _ if v.is_null() => y.get(k).is_none_or(is_empty),
+                    Some(w) => same(v, w),
+                    None => false,
+                }) && y.keys().all(|k| x.contains_key(k))
             }
             _ => same_key(a, b),
         }
@@ -345,12 +362,21 @@ mod tests {
     }
 
     #[test]
-    fn a_declared_null_is_no_declaration() {
-        // linkerd's Deployments render `resources: null`; the server stores `{}`.
+    fn a_declared_null_differs_only_from_a_value_the_server_fills_in() {
+        // linkerd's Deployments render `resources: null`; the server stores `{}`, which is what
+        // Go re-marshals the null to.
         let declared = deployment(json!([{"name": "app", "image": "x", "resources": null}]));
         let stored = deployment(json!([{"name": "app", "image": "x", "resources": {}}]));
         assert!(differences(&declared, &stored, true, "e").is_empty());
         assert!(differences(&declared, &stored, false, "e").is_empty());
+        // A chart rendering `nodePort:` with no value: the null deletes the field in every
+        // three-way diff, and the server allocated a port there.
+        let declared =
+            json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": null}]}});
+        let stored = json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP", "nodePort": 31380}]}});
+        let d = differences(&declared, &stored, true, "e");
+        assert_eq!(pointers(&d), ["/spec/ports/0/nodePort"]);
+        assert_eq!(d[0].stored, Some(json!(31380)));
     }
 
     #[test]
