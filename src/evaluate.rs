@@ -95,6 +95,10 @@ pub struct EvaluateOptions {
     /// the server's version: its refusals replace the offline validity model's, its acceptances
     /// overrule them (`model::validity::server`).
     pub verdicts: Arc<ServerVerdicts>,
+    /// Changes from the live object the offline table of immutable fields refuses, by the
+    /// object's index in the input (`review` without a server: the live object is the base
+    /// revision's). Less certain than a server's verdict, which replaces them when there is one.
+    pub refused_changes: Arc<HashMap<usize, Vec<crate::model::immutable::Refusal>>>,
     /// Leave `input.resource` out of the documents: the caller adds the object itself when it
     /// evaluates them ([`crate::policy::PolicySet::evaluate_parts`]), so a large object is not
     /// copied into every document it is judged in. The webhook sets it; off by default.
@@ -112,6 +116,7 @@ impl Default for EvaluateOptions {
             complete: false,
             stored: Arc::default(),
             verdicts: Arc::default(),
+            refused_changes: Arc::default(),
             omit_resource: false,
         }
     }
@@ -598,6 +603,20 @@ impl<'a> AppView<'a> {
             .and_then(|global| options.verdicts.by_index.get(global))
         {
             validity::server::judge(&mut validity, verdict, &options.verdicts.version);
+        } else if let Some(refusals) = self
+            .members
+            .get(me.i)
+            .and_then(|global| options.refused_changes.get(global))
+        {
+            validity.violations.extend(refusals.iter().map(|r| validity::Violation {
+                pointer: r.pointer.clone(),
+                kind: validity::ViolationKind::Immutable,
+                message: format!(
+                    "{} (the offline table of Kubernetes {} immutable fields, docs/immutable-fields.md; --ephemeral-cluster asks a real API server)",
+                    r.message,
+                    crate::model::immutable::KUBERNETES
+                ),
+            }));
         }
         // Most objects are valid and wait for nothing special: their documents carry neither
         // fact (the rules read an absent one as empty), which keeps 10k-object checks cheap.

@@ -6,6 +6,7 @@
 //! fixed by it and unchanged.
 
 mod baseline;
+mod changes;
 mod objects;
 mod plan_diff;
 mod server;
@@ -18,6 +19,9 @@ pub use objects::{FieldChange, ObjectChange, ObjectId};
 pub use plan_diff::{Place, Placed, PlanDiff, StepView};
 pub use snapshot::{AppState, Gathered, Snapshot, SnapshotOptions};
 
+use std::sync::Arc;
+
+use crate::evaluate::EvaluateOptions;
 use crate::git::{Worktree, resolve};
 
 /// The review of one change.
@@ -95,10 +99,17 @@ pub fn review(
     };
     let before = gathered(&base, "base")?;
     let after = gathered(&head, "head")?;
-    let Some(server_options) = server else {
+    let offline = |before: Gathered, after: Gathered| {
+        let head_options = EvaluateOptions {
+            refused_changes: Arc::new(changes::refused(&before.objects, &after.objects)),
+            ..options.evaluate.clone()
+        };
         let before = snapshot::judge(before, options.policies, options.evaluate);
-        let after = snapshot::judge(after, options.policies, options.evaluate);
-        return Ok(compare_snapshots(before, after));
+        let after = snapshot::judge(after, options.policies, &head_options);
+        compare_snapshots(before, after)
+    };
+    let Some(server_options) = server else {
+        return Ok(offline(before, after));
     };
     match server::ask(
         &before,
@@ -116,9 +127,7 @@ pub fn review(
         }
         Err(e) if e.starts_with("interrupted") => Err(ReviewError::Interrupted(e)),
         Err(e) => {
-            let before = snapshot::judge(before, options.policies, options.evaluate);
-            let after = snapshot::judge(after, options.policies, options.evaluate);
-            let mut review = compare_snapshots(before, after);
+            let mut review = offline(before, after);
             review.errors.push(format!(
                 "--ephemeral-cluster: the throwaway API server could not be used, so both revisions were judged offline only: {e}"
             ));

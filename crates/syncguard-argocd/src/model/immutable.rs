@@ -36,6 +36,9 @@ use serde_json::Value;
 
 use super::split_api_version;
 
+/// The Kubernetes release the table is held to (tests/immutable_fields.rs).
+pub const KUBERNETES: &str = "v1.34.4";
+
 /// How Argo CD sends the new manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
