@@ -109,7 +109,7 @@ _evidence := sprintf("Kubernetes %s API types", [e.types]) if {
 } else := sprintf("schema of CRD %s in Argo CD %s", [e.crd, e.release]) if {
 	e := input.validity.evidence
 	e.source == "argo_cd"
-} else := sprintf("the Kubernetes %s API server refused it in a server-side dry-run", [e.version]) if {
+} else := sprintf("the Kubernetes %s API server refused it", [e.version]) if {
 	e := input.validity.evidence
 	e.source == "server"
 } else := sprintf("removed in Kubernetes %s", [e.since]) if {

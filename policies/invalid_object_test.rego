@@ -92,7 +92,7 @@ test_a_refusal_by_the_api_server_is_denied_with_its_own_message if {
 	count(vs) == 1
 	some v in vs
 	v.path == "/spec/rules/0/http/paths"
-	contains(v.msg, "Ingress shop/web: the API server refuses it, so the sync fails here: /spec/rules/0/http/paths: spec.rules[0].http.paths: Required value (the Kubernetes v1.34.4 API server refused it in a server-side dry-run)")
+	contains(v.msg, "Ingress shop/web: the API server refuses it, so the sync fails here: /spec/rules/0/http/paths: spec.rules[0].http.paths: Required value (the Kubernetes v1.34.4 API server refused it)")
 }
 
 test_a_change_refused_from_the_live_object_says_what_argo_cd_does if {

@@ -58,14 +58,24 @@ pub struct DryRun {
 /// How the objects are sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
-    /// A server-side apply with `dryRun=All`: nothing is written. An object whose sync options
-    /// say `Replace=true` is replaced instead (a PUT with the live object's resourceVersion,
-    /// dry-run too), as Argo CD applies it; one that also says `Force=true` is deleted and
+    /// A server-side apply with `dryRun=All`: nothing is written. In both modes an object
+    /// whose sync options say `Replace=true` is replaced instead (a PUT with the live object's
+    /// resourceVersion), as Argo CD applies it; one that also says `Force=true` is deleted and
     /// created by Argo CD, which no immutable field refuses, so it is not sent at all.
     DryRun,
-    /// A real server-side apply: only ever used on a throwaway API server (`review
-    /// --ephemeral-cluster` installs the base revision's objects with it).
+    /// A real server-side apply (a replace for `Replace=true`), only ever used on a throwaway
+    /// API server: a write meets what a dry-run skips — a node port outside the server's
+    /// range or taken by another Service, an address already allocated — as Argo CD's apply
+    /// does. Objects that would change how the server treats every later request (admission
+    /// webhook configurations and policies, aggregated APIServices) are still only dry-run:
+    /// their backends do not exist there.
     Write,
+}
+
+/// Kinds a write would turn into part of the server's own request path.
+fn changes_the_server(r: &Resource) -> bool {
+    r.group == "admissionregistration.k8s.io"
+        || (r.group == "apiregistration.k8s.io" && r.kind == "APIService")
 }
 
 /// Dry-runs every object of `resources` on the cluster of `client`. Objects that name no
@@ -145,7 +155,7 @@ pub async fn send(
             Scope::Cluster => None,
         };
         let options = sync_options(r);
-        let replace = mode == Mode::DryRun && options.iter().any(|o| o == "Replace=true");
+        let replace = options.iter().any(|o| o == "Replace=true");
         if replace && options.iter().any(|o| o == "Force=true") {
             out.refused.push(format!(
                 "{}: Force=true,Replace=true deletes and re-creates it, which no immutable field refuses",
@@ -153,22 +163,25 @@ pub async fn send(
             ));
             continue;
         }
-        jobs.push((i, r, ar, ns, replace));
+        let dry = mode == Mode::DryRun || changes_the_server(r);
+        jobs.push((i, r, ar, ns, replace, dry));
     }
 
-    let mut params = PatchParams::apply(FIELD_MANAGER)
+    let write_params = PatchParams::apply(FIELD_MANAGER)
         .force()
         // Argo CD's client-side apply sends no field validation: unknown fields are dropped,
         // which the stored form then shows, instead of refusing the object.
         .validation_ignore();
-    if mode == Mode::DryRun {
-        params = params.dry_run();
-    }
+    let dry_params = write_params.clone().dry_run();
     let results: Vec<(usize, Result<Value, Refused>)> = futures::stream::iter(jobs)
-        .map(|(i, r, ar, ns, replace)| {
+        .map(|(i, r, ar, ns, replace, dry)| {
             let client = client.clone();
             let pacer = Arc::clone(&pacer);
-            let params = params.clone();
+            let params = if dry {
+                dry_params.clone()
+            } else {
+                write_params.clone()
+            };
             async move {
                 pacer.wait().await;
                 let api: Api<DynamicObject> = match &ns {
@@ -180,7 +193,7 @@ pub async fn send(
                     meta["namespace"] = Value::from(ns.as_str());
                 }
                 let sent = if replace {
-                    replace_dry_run(&api, &r.name, body).await
+                    replace_object(&api, &r.name, body, dry).await
                 } else {
                     api.patch(&r.name, &params, &Patch::Apply(&body)).await
                 };
@@ -215,14 +228,15 @@ pub async fn send(
 }
 
 /// `Replace=true` as Argo CD does it: a replace of the live object (`kubectl replace`), or a
-/// create when there is none; both dry-run.
-async fn replace_dry_run(
+/// create when there is none; `dry`: with `dryRun=All`.
+async fn replace_object(
     api: &Api<DynamicObject>,
     name: &str,
     mut body: Value,
+    dry: bool,
 ) -> Result<DynamicObject, kube::Error> {
     let dry = kube::api::PostParams {
-        dry_run: true,
+        dry_run: dry,
         field_manager: Some(FIELD_MANAGER.to_string()),
     };
     match api.get_opt(name).await? {

@@ -141,6 +141,7 @@ fn refusals_are_denied_fills_are_drift_and_argo_cd_normalisations_are_not() {
         ("SG305", "Service/web", 24),
         ("SG401", "Backup/broken", 113),
         ("SG401", "Ingress/web", 15),
+        ("SG401", "Service/outside", 130),
     ];
     let mut got_sorted = got.clone();
     got_sorted.sort();
@@ -164,7 +165,7 @@ fn refusals_are_denied_fills_are_drift_and_argo_cd_normalisations_are_not() {
     assert_eq!(server["kind"], "ephemeral");
     assert!(server["kubernetes"].as_str().unwrap().starts_with("v1."));
     assert_eq!(server["accepted"], 5);
-    assert_eq!(server["refused"], 2);
+    assert_eq!(server["refused"], 3);
     assert_clean(tmp.path());
 }
 

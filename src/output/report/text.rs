@@ -119,7 +119,7 @@ fn server_line(s: &crate::finding::ServerUsed) -> String {
         "the cluster's API server"
     };
     format!(
-        "Dry-run on {which}, Kubernetes {}: {} accepted, {} refused, {} not checked (judged offline).",
+        "Judged by {which}, Kubernetes {}: {} accepted, {} refused, {} not checked (judged offline).",
         s.kubernetes, s.accepted, s.refused, s.not_checked
     )
 }
