@@ -7,8 +7,8 @@ Each directory holds manifests.yaml (the revision Argo CD syncs), optionally bas
 before: a refused change), and CAUSE (mechanism, kind, object namespace/name, field pointer). The
 manifests are checked three ways: offline, with --ephemeral-cluster, and with --ephemeral-cluster
 --live base.yaml when there is a base. A run *names the cause* when one of its open findings is on
-the CAUSE object (kind and name) and its path is the CAUSE field, one of its ancestors (down to
-/spec level at most: a finding at /spec or the object itself is too vague to count) or below it.
+the CAUSE object (kind and name) and its path is the CAUSE field, one of its ancestors or below it; a finding on the whole object or on all of
+/spec is too vague to count.
 Prints one line per directory and the totals.
 """
 import json
@@ -57,7 +57,7 @@ def names(report, cause):
             continue
         path = f.get("path") or ""
         related = path == field or field.startswith(path + "/") or path.startswith(field + "/")
-        if related and path.count("/") >= 2:
+        if related and path not in ("", "/spec"):
             hits.append(f"{f['rule_id']}@{path}")
     return hits
 
