@@ -4,7 +4,8 @@
 //! `Validate=false` an unknown field is silently dropped instead, which leaves a difference
 //! Argo CD reports forever). The evidence differs by kind:
 //! - built-in kinds are decoded into the Kubernetes types ([`builtin`]): unknown fields, wrong
-//!   types, missing required fields — certain, for the Kubernetes release of those types;
+//!   types — certain, for the Kubernetes release of those types; and walked with the required
+//!   fields of the Kubernetes OpenAPI document ([`required`]): absent or null;
 //! - custom resources are checked against the `openAPIV3Schema` of a CRD in the same input
 //!   ([`schema`]) — certain for what it checks, silent when the CRD is not in the input;
 //! - Argo CD's Application and AppProject against the schemas of their CRDs shipped with
@@ -17,6 +18,7 @@ pub mod argocd;
 pub mod builtin;
 pub mod metadata;
 pub mod removed;
+pub mod required;
 pub mod schema;
 pub mod server;
 
@@ -118,6 +120,12 @@ pub fn assess(r: &Resource, crds: &CrdIndex, objects: &[Resource]) -> Validity {
         Evidence::Removed { since, instead }
     } else if let Some(found) = builtin::check(&r.api_version, &r.kind, &r.raw) {
         violations.extend(found);
+        // What decoding cannot see: a required field absent or null (said once per field).
+        for v in required::check(&r.api_version, &r.kind, &r.raw) {
+            if !violations.iter().any(|w| w.pointer == v.pointer) {
+                violations.push(v);
+            }
+        }
         Evidence::Kubernetes {
             types: builtin::KUBERNETES_TYPES,
         }
