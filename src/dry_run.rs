@@ -164,7 +164,8 @@ pub async fn send(
             continue;
         }
         let dry = mode == Mode::DryRun || changes_the_server(r);
-        jobs.push((i, r, ar, ns, replace, dry));
+        let server_side = options.iter().any(|o| o == "ServerSideApply=true");
+        jobs.push((i, r, ar, ns, replace, dry, server_side));
     }
 
     let write_params = PatchParams::apply(FIELD_MANAGER)
@@ -174,7 +175,7 @@ pub async fn send(
         .validation_ignore();
     let dry_params = write_params.clone().dry_run();
     let results: Vec<(usize, Result<Value, Refused>)> = futures::stream::iter(jobs)
-        .map(|(i, r, ar, ns, replace, dry)| {
+        .map(|(i, r, ar, ns, replace, dry, server_side)| {
             let client = client.clone();
             let pacer = Arc::clone(&pacer);
             let params = if dry {
@@ -189,6 +190,9 @@ pub async fn send(
                     None => Api::all_with(client, &ar),
                 };
                 let mut body = r.raw.clone();
+                if !server_side {
+                    drop_nulls(&mut body);
+                }
                 if let (Some(ns), Some(meta)) = (&ns, body.get_mut("metadata")) {
                     meta["namespace"] = Value::from(ns.as_str());
                 }
@@ -256,6 +260,23 @@ async fn replace_object(
                 serde_json::from_value(body).map_err(kube::Error::SerdeError)?;
             api.create(&dry, &object).await
         }
+    }
+}
+
+/// Argo CD applies client-side unless told otherwise, and a field set to null means nothing
+/// there: a create decodes it away (a typed object's zero value; a custom resource's decoder
+/// drops non-nullable nulls), an update's merge patch deletes with it. A server-side apply
+/// instead sends the null to the schema, which refuses it where the field is not nullable
+/// (`spec.credential ... must be of type object: "null"`). The objects are sent as Argo CD
+/// would send them: without their nulls, unless they are applied server-side.
+fn drop_nulls(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            m.retain(|_, x| !x.is_null());
+            m.values_mut().for_each(drop_nulls);
+        }
+        Value::Array(a) => a.iter_mut().for_each(drop_nulls),
+        _ => {}
     }
 }
 
@@ -366,6 +387,17 @@ impl Pacer {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nulls_are_dropped_at_every_depth_and_list_items_kept() {
+        let mut v = serde_json::json!({"spec": {"credential": null, "ports": [{"nodePort": null, "port": 80}, null],
+                                                "provider": "aws"}});
+        drop_nulls(&mut v);
+        assert_eq!(
+            v,
+            serde_json::json!({"spec": {"ports": [{"port": 80}, null], "provider": "aws"}})
+        );
+    }
 
     #[tokio::test(start_paused = true)]
     async fn the_pacer_spaces_requests_by_one_over_qps() {

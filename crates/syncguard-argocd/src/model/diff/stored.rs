@@ -43,6 +43,7 @@ pub fn differences(
     };
     let cx = Cx {
         typed,
+        service: declared.get("kind").and_then(Value::as_str) == Some("Service"),
         evidence,
         out: &mut out,
     };
@@ -73,6 +74,8 @@ pub fn differences(
 
 struct Cx<'a> {
     typed: bool,
+    /// The object is a Service (the kind whose fields the API server allocates).
+    service: bool,
     evidence: &'a str,
     out: &'a mut Vec<PredictedDiff>,
 }
@@ -80,10 +83,15 @@ struct Cx<'a> {
 impl Cx<'_> {
     fn compare(&mut self, pointer: &str, field: &str, declared: &Value, stored: Option<&Value>) {
         if declared.is_null() {
-            // A declared null deletes the field in Argo CD's three-way diff: what the server
-            // allocated or defaulted there shows as a difference. An empty struct it stores
-            // for the null (`resources: {}`) is what Go re-marshals the null to: equal.
-            if let Some(s) = stored.filter(|s| !is_empty(s)) {
+            // A declared null deletes the field in Argo CD's three-way diff, so what the server
+            // put there shows as a difference — unless Argo CD predicts it too: for a typed
+            // object it applies Kubernetes' defaulting functions to the predicted live object
+            // (`replicas: null` against a stored 1 is equal), so there only what the server
+            // allocates differs. An empty struct stored for the null (`resources: {}`) is what
+            // Go re-marshals the null to: equal.
+            if let Some(s) = stored.filter(|s| !is_empty(s))
+                && (!self.typed || self.allocated(pointer))
+            {
                 self.differs(pointer, Some(s.clone()));
             }
             return;
@@ -109,6 +117,26 @@ impl Cx<'_> {
             _ if self.same_scalar(declared, stored) => {}
             _ => self.differs(pointer, Some(stored.clone())),
         }
+    }
+
+    /// Whether the API server allocates the field at `pointer` (from its ranges, not from a
+    /// default): a Service's cluster IPs, IP families and node ports.
+    fn allocated(&self, pointer: &str) -> bool {
+        if !self.service {
+            return false;
+        }
+        let parts: Vec<&str> = pointer.split('/').skip(1).collect();
+        matches!(
+            parts.as_slice(),
+            [
+                "spec",
+                "clusterIP"
+                    | "clusterIPs"
+                    | "ipFamilies"
+                    | "ipFamilyPolicy"
+                    | "healthCheckNodePort"
+            ] | ["spec", "ports", _, "nodePort"]
+        )
     }
 
     /// Each `stringData` entry against the stored `data` entry of the same key, decoded.
@@ -374,9 +402,21 @@ mod tests {
         let declared =
             json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": null}]}});
         let stored = json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP", "nodePort": 31380}]}});
+        let declared = json!({"kind": "Service", "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": null}]}});
+        let stored = json!({"kind": "Service", "spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP", "nodePort": 31380}]}});
         let d = differences(&declared, &stored, true, "e");
         assert_eq!(pointers(&d), ["/spec/ports/0/nodePort"]);
         assert_eq!(d[0].stored, Some(json!(31380)));
+        // A value Kubernetes' defaulting functions set is predicted by Argo CD as well (kyverno's
+        // `replicas:` with no value, stored 1).
+        let declared = json!({"kind": "Deployment", "spec": {"replicas": null}});
+        let stored = json!({"kind": "Deployment", "spec": {"replicas": 1}});
+        assert!(differences(&declared, &stored, true, "e").is_empty());
+        // A custom resource's null against a CRD default: Argo CD applies no CRD defaults.
+        assert_eq!(
+            pointers(&differences(&declared, &stored, false, "e")),
+            ["/spec/replicas"]
+        );
     }
 
     #[test]
