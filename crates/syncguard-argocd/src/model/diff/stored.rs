@@ -399,9 +399,6 @@ mod tests {
         assert!(differences(&declared, &stored, false, "e").is_empty());
         // A chart rendering `nodePort:` with no value: the null deletes the field in every
         // three-way diff, and the server allocated a port there.
-        let declared =
-            json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": null}]}});
-        let stored = json!({"spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP", "nodePort": 31380}]}});
         let declared = json!({"kind": "Service", "spec": {"type": "NodePort", "ports": [{"port": 80, "nodePort": null}]}});
         let stored = json!({"kind": "Service", "spec": {"type": "NodePort", "ports": [{"port": 80, "protocol": "TCP", "nodePort": 31380}]}});
         let d = differences(&declared, &stored, true, "e");
