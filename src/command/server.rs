@@ -200,7 +200,11 @@ fn collect(kind: &'static str, outcome: DryRun, problems: Vec<String>) -> Asked 
         "--cluster"
     };
     for line in &outcome.refused {
-        eprintln!("syncguard: {flag}: the server did not judge {line}; judged offline");
+        if kind == "ephemeral" {
+            eprintln!("syncguard: {flag}: the server did not judge {line}; judged offline");
+        } else {
+            eprintln!("syncguard: {flag}: no dry-run of {line}; judged offline");
+        }
     }
     let refused = outcome
         .verdicts
