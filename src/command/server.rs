@@ -184,6 +184,8 @@ fn live_objects(paths: &[std::path::PathBuf]) -> (Vec<Resource>, Vec<String>) {
             }
             Resource::from_value(raw, r.origin.clone()).ok()
         })
+        // A hook is never updated in place: Argo CD deletes the previous one and creates it anew.
+        .filter(|r| !crate::model::argo::SyncFacts::of(r).is_hook)
         .collect();
     (live, errors)
 }

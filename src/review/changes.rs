@@ -3,7 +3,9 @@
 //! group, kind, namespace and name) is held to the table of immutable fields of the semantics
 //! crate (`model::immutable`), the base revision's manifest standing in for the live object.
 //! Less certain than a server's verdict: the live object also holds what the server and the
-//! controllers wrote, which the table approximates.
+//! controllers wrote, which the table approximates. Hooks are left out: Argo CD creates a hook
+//! anew at each sync (deleting the previous one first, `BeforeHookCreation` being the default
+//! delete policy), so nothing of an earlier one is ever updated.
 
 use std::collections::HashMap;
 
@@ -31,7 +33,11 @@ pub fn refused(base: &[Resource], head: &[Resource]) -> HashMap<usize, Vec<Refus
         let Some(b) = (!r.name.is_empty()).then(|| before.get(&key(r))).flatten() else {
             continue;
         };
-        let options = SyncFacts::of(r).sync_options;
+        let facts = SyncFacts::of(r);
+        if facts.is_hook {
+            continue;
+        }
+        let options = facts.sync_options;
         // Force=true,Replace=true deletes and re-creates: no field of the old object matters.
         if options.has("Replace=true") && options.has("Force=true") {
             continue;
@@ -73,6 +79,13 @@ mod tests {
         assert!(refused(&base, &head).contains_key(&0));
         let head = [deployment("app: web, tier: web", "Force=true,Replace=true")];
         assert!(refused(&base, &head).is_empty());
+        // A hook is created anew at each sync: its changes are never refused.
+        let hook = |selector: &str| {
+            let mut r = deployment(selector, "");
+            r.raw["metadata"]["annotations"]["argocd.argoproj.io/hook"] = "PreSync".into();
+            crate::model::Resource::from_value(r.raw, r.origin).unwrap()
+        };
+        assert!(refused(&[hook("app: web")], &[hook("app: web, tier: web")]).is_empty());
         // Nothing to refuse for a new object or an unchanged one.
         assert!(refused(&[], &[deployment("app: web", "")]).is_empty());
         assert!(refused(&base, &base).is_empty());

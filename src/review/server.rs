@@ -16,6 +16,7 @@ use crate::dry_run::{DryRun, Limits, Mode, send};
 use crate::ephemeral::{self, Binaries, ControlPlane};
 use crate::evaluate::{EvaluateOptions, ServerVerdicts};
 use crate::finding::ServerUsed;
+use crate::model::argo::SyncFacts;
 
 use super::snapshot::Gathered;
 
@@ -61,12 +62,13 @@ pub fn ask(
         )
         .await
         .map_err(|e| format!("{e:#}"))?;
-        // The base as the live state: only what the server accepted can be live.
+        // The base as the live state: only what the server accepted can be live, and no hook
+        // (Argo CD creates each hook anew, deleting the previous one first).
         let accepted: Vec<_> = base
             .objects
             .iter()
             .enumerate()
-            .filter(|(i, _)| on_base.stored.contains_key(i))
+            .filter(|(i, r)| on_base.stored.contains_key(i) && !SyncFacts::of(r).is_hook)
             .map(|(_, r)| r.clone())
             .collect();
         let written = send(client.clone(), &accepted, "default", limits, Mode::Write)
