@@ -552,7 +552,12 @@ impl<'a> AppView<'a> {
         if let Some(facts) = self.ownership.get(&me.i) {
             doc.insert("ownership".into(), Value::Object(facts.clone()));
         }
-        let validity = validity::assess(me.resource, &self.crds, &self.objects);
+        let mut validity = validity::assess(me.resource, &self.crds, &self.objects);
+        // Only rendered manifests are judged for refusals (SG401); an admitted object has
+        // passed the API server already, so the webhook skips the walk.
+        if options.source == Source::Check {
+            validity.add_required(me.resource);
+        }
         let items = &me.facts.sync_options.items;
         let app_ssa = self.application.as_ref().is_some_and(|a| {
             a.sync_options
@@ -596,7 +601,6 @@ impl<'a> AppView<'a> {
         if !predicted.is_empty() {
             doc.insert("diff".into(), json!({ "predicted": predicted }));
         }
-        let mut validity = validity;
         if let Some(verdict) = self
             .members
             .get(me.i)

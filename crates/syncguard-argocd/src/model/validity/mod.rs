@@ -105,6 +105,22 @@ pub struct Validity {
     pub violations: Vec<Violation>,
 }
 
+impl Validity {
+    /// Adds what decoding cannot see: the required fields of a built-in kind that `r` leaves
+    /// absent or null ([`required`]), once per field. A walk of the whole object, so callers
+    /// judging rendered manifests ask for it, not the admission path.
+    pub fn add_required(&mut self, r: &Resource) {
+        if !matches!(self.evidence, Evidence::Kubernetes { .. }) {
+            return;
+        }
+        for v in required::check(&r.api_version, &r.kind, &r.raw) {
+            if !self.violations.iter().any(|w| w.pointer == v.pointer) {
+                self.violations.push(v);
+            }
+        }
+    }
+}
+
 /// Judges `r` with the CRDs of its input: `crds` indexes `objects` (see [`CrdIndex::of`]).
 pub fn assess(r: &Resource, crds: &CrdIndex, objects: &[Resource]) -> Validity {
     let mut violations = metadata::check(r);
@@ -120,12 +136,6 @@ pub fn assess(r: &Resource, crds: &CrdIndex, objects: &[Resource]) -> Validity {
         Evidence::Removed { since, instead }
     } else if let Some(found) = builtin::check(&r.api_version, &r.kind, &r.raw) {
         violations.extend(found);
-        // What decoding cannot see: a required field absent or null (said once per field).
-        for v in required::check(&r.api_version, &r.kind, &r.raw) {
-            if !violations.iter().any(|w| w.pointer == v.pointer) {
-                violations.push(v);
-            }
-        }
         Evidence::Kubernetes {
             types: builtin::KUBERNETES_TYPES,
         }
