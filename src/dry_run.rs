@@ -25,6 +25,7 @@ use serde_json::Value;
 use tokio::sync::Mutex;
 
 use crate::model::Resource;
+use crate::model::argo::SyncFacts;
 use crate::model::validity::server::{Cause, Refusal, Verdict};
 
 /// The field manager of the dry-run applies (never persisted, but visible to webhooks).
@@ -76,6 +77,24 @@ pub enum Mode {
 fn changes_the_server(r: &Resource) -> bool {
     r.group == "admissionregistration.k8s.io"
         || (r.group == "apiregistration.k8s.io" && r.kind == "APIService")
+}
+
+impl DryRun {
+    /// What the server judged, for the report: `kind` is `ephemeral` or `cluster`.
+    pub fn used(&self, kind: &'static str) -> crate::finding::ServerUsed {
+        let refused = self
+            .verdicts
+            .values()
+            .filter(|v| matches!(v, Verdict::Refused(_)))
+            .count();
+        crate::finding::ServerUsed {
+            kind,
+            kubernetes: self.server.clone(),
+            accepted: self.verdicts.len() - refused,
+            refused,
+            not_checked: self.refused.len(),
+        }
+    }
 }
 
 /// Dry-runs every object of `resources` on the cluster of `client`. Objects that name no
@@ -154,9 +173,9 @@ pub async fn send(
             Scope::Namespaced => Some(r.namespace.clone().unwrap_or_else(|| namespace.to_string())),
             Scope::Cluster => None,
         };
-        let options = sync_options(r);
-        let replace = options.iter().any(|o| o == "Replace=true");
-        if replace && options.iter().any(|o| o == "Force=true") {
+        let options = SyncFacts::of(r).sync_options;
+        let replace = options.has("Replace=true");
+        if replace && options.has("Force=true") {
             out.refused.push(format!(
                 "{}: Force=true,Replace=true deletes and re-creates it, which no immutable field refuses",
                 subject(r)
@@ -164,7 +183,7 @@ pub async fn send(
             continue;
         }
         let dry = mode == Mode::DryRun || changes_the_server(r);
-        let server_side = options.iter().any(|o| o == "ServerSideApply=true");
+        let server_side = options.has("ServerSideApply=true");
         jobs.push((i, r, ar, ns, replace, dry, server_side));
     }
 
@@ -278,20 +297,6 @@ fn drop_nulls(v: &mut Value) {
         Value::Array(a) => a.iter_mut().for_each(drop_nulls),
         _ => {}
     }
-}
-
-/// The object's own `argocd.argoproj.io/sync-options`, one option an item.
-fn sync_options(r: &Resource) -> Vec<String> {
-    r.raw
-        .pointer("/metadata/annotations/argocd.argoproj.io~1sync-options")
-        .and_then(Value::as_str)
-        .map(|s| {
-            s.split(',')
-                .map(|o| o.trim().to_string())
-                .filter(|o| !o.is_empty())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 fn subject(r: &Resource) -> String {

@@ -208,18 +208,7 @@ fn collect(kind: &'static str, outcome: DryRun, problems: Vec<String>) -> Asked 
             eprintln!("syncguard: {flag}: no dry-run of {line}; judged offline");
         }
     }
-    let refused = outcome
-        .verdicts
-        .values()
-        .filter(|v| matches!(v, Verdict::Refused(_)))
-        .count();
-    let used = ServerUsed {
-        kind,
-        kubernetes: outcome.server.clone(),
-        accepted: outcome.verdicts.len() - refused,
-        refused,
-        not_checked: outcome.refused.len(),
-    };
+    let used = outcome.used(kind);
     Asked {
         stored: outcome.stored,
         verdicts: ServerVerdicts {

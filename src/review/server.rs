@@ -101,27 +101,12 @@ pub fn ask(
             )),
         }
     })?;
-    let used = used(&on_head);
+    let used = on_head.used("ephemeral");
     Ok(Judged {
         base: with(evaluate, on_base),
         head: with(evaluate, on_head),
         used,
     })
-}
-
-fn used(d: &DryRun) -> ServerUsed {
-    let refused = d
-        .verdicts
-        .values()
-        .filter(|v| matches!(v, crate::model::validity::server::Verdict::Refused(_)))
-        .count();
-    ServerUsed {
-        kind: "ephemeral",
-        kubernetes: d.server.clone(),
-        accepted: d.verdicts.len() - refused,
-        refused,
-        not_checked: d.refused.len(),
-    }
 }
 
 fn with(evaluate: &EvaluateOptions, d: DryRun) -> EvaluateOptions {
