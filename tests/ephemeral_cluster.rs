@@ -9,7 +9,9 @@
 //! they fail instead (.ci/run installs the binaries first), unless SYNCGUARD_KUBE_OPTIONAL=1
 //! says the installer could not build them there.
 
-use std::path::{Path, PathBuf};
+mod kube_support;
+
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,28 +19,6 @@ use serde_json::Value;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The directory of kube-apiserver and etcd, or `None` (after saying why) when the test skips.
-fn binaries() -> Option<PathBuf> {
-    let dir = std::env::var_os("SYNCGUARD_KUBE_BINARIES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join(".tools/bin"));
-    if dir.join("kube-apiserver").is_file() && dir.join("etcd").is_file() {
-        return Some(dir);
-    }
-    let optional = std::env::var("SYNCGUARD_KUBE_OPTIONAL").is_ok_and(|v| v == "1");
-    if std::env::var("CI").is_ok_and(|v| v == "true") && !optional {
-        panic!(
-            "kube-apiserver and etcd are not in {} (run scripts/install-kube.sh); CI never skips these tests",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "skipped: kube-apiserver and etcd are not in {} (scripts/install-kube.sh builds them)",
-        dir.display()
-    );
-    None
 }
 
 fn check(tmp: &Path, args: &[&str]) -> Command {
@@ -109,7 +89,9 @@ fn findings(report: &Value) -> Vec<(String, String, u64, String)> {
 
 #[test]
 fn refusals_are_denied_fills_are_drift_and_argo_cd_normalisations_are_not() {
-    let Some(bin) = binaries() else { return };
+    let Some(bin) = kube_support::binaries() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let fixture = root().join("tests/fixtures/ephemeral");
     let out = check(
@@ -197,7 +179,9 @@ fn without_binaries_the_input_is_judged_offline_and_the_exit_code_says_so() {
 
 #[test]
 fn a_failed_start_names_the_cause_and_leaves_nothing_behind() {
-    let Some(bin) = binaries() else { return };
+    let Some(bin) = kube_support::binaries() else {
+        return;
+    };
     // An etcd that is not etcd: the API server cannot reach it and the start fails.
     let fake = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink(
@@ -238,7 +222,9 @@ fn a_failed_start_names_the_cause_and_leaves_nothing_behind() {
 
 #[test]
 fn sigterm_stops_the_control_plane_and_removes_it() {
-    let Some(bin) = binaries() else { return };
+    let Some(bin) = kube_support::binaries() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let fixture = root().join("tests/fixtures/ephemeral");
     let mut child = check(
@@ -278,7 +264,9 @@ fn sigterm_stops_the_control_plane_and_removes_it() {
 
 #[test]
 fn live_objects_make_a_changed_selector_a_refused_change() {
-    let Some(bin) = binaries() else { return };
+    let Some(bin) = kube_support::binaries() else {
+        return;
+    };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tempfile::tempdir().unwrap();
     // The live object as `kubectl get -o yaml` prints it: with what only its cluster may set.

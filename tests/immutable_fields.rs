@@ -12,8 +12,9 @@
 //! Without the binaries the test skips with a line saying so; under `CI=true` it fails
 //! instead, unless SYNCGUARD_KUBE_OPTIONAL=1 (as tests/ephemeral_cluster.rs).
 
+mod kube_support;
+
 use std::collections::{BTreeSet, HashMap};
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
@@ -25,27 +26,6 @@ use syncguard::model::validity::server::field_pointer;
 
 const NAMESPACE: &str = "immutable";
 const MANAGER: &str = "base";
-
-fn binaries() -> Option<PathBuf> {
-    let dir = std::env::var_os("SYNCGUARD_KUBE_BINARIES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/bin"));
-    if dir.join("kube-apiserver").is_file() && dir.join("etcd").is_file() {
-        return Some(dir);
-    }
-    let optional = std::env::var("SYNCGUARD_KUBE_OPTIONAL").is_ok_and(|v| v == "1");
-    if std::env::var("CI").is_ok_and(|v| v == "true") && !optional {
-        panic!(
-            "kube-apiserver and etcd are not in {} (run scripts/install-kube.sh); CI never skips this test",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "skipped: kube-apiserver and etcd are not in {} (scripts/install-kube.sh builds them)",
-        dir.display()
-    );
-    None
-}
 
 /// One change of one object.
 struct Case {
@@ -868,7 +848,9 @@ async fn wait_established(api: &Api<DynamicObject>, name: &str) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_offline_table_agrees_with_the_api_server() {
-    let Some(dir) = binaries() else { return };
+    let Some(dir) = kube_support::binaries() else {
+        return;
+    };
     let found = syncguard::ephemeral::find(Some(&dir)).unwrap();
     let plane = syncguard::ephemeral::ControlPlane::start(&found)
         .await

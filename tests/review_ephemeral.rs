@@ -3,35 +3,16 @@
 //! A changed Deployment selector, a fixed-name Job's changed template and an immutable Secret's
 //! changed data are blocking (SG401, the server's words and the fix); a Service allocated a
 //! `clusterIP` and a CRD default inside a list are drift (SG305); a ConfigMap whose data changes
-//! is neither. Needs kube-apiserver and etcd (the skip rule of tests/ephemeral_cluster.rs).
+//! is neither. Needs kube-apiserver and etcd (the skip rule of tests/kube_support).
+
+mod kube_support;
 
 mod render_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use render_support::{git, syncguard};
 use serde_json::Value;
-
-fn binaries() -> Option<PathBuf> {
-    let dir = std::env::var_os("SYNCGUARD_KUBE_BINARIES")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/bin"));
-    if dir.join("kube-apiserver").is_file() && dir.join("etcd").is_file() {
-        return Some(dir);
-    }
-    let optional = std::env::var("SYNCGUARD_KUBE_OPTIONAL").is_ok_and(|v| v == "1");
-    if std::env::var("CI").is_ok_and(|v| v == "true") && !optional {
-        panic!(
-            "kube-apiserver and etcd are not in {} (scripts/install-kube.sh); CI never skips this test",
-            dir.display()
-        );
-    }
-    eprintln!(
-        "skipped: kube-apiserver and etcd are not in {}",
-        dir.display()
-    );
-    None
-}
 
 fn copy(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from).unwrap() {
@@ -126,7 +107,9 @@ fn without_a_server_the_offline_table_refuses_the_same_changes_and_says_it_is_of
 
 #[test]
 fn changes_the_server_refuses_from_the_live_object_block_the_review() {
-    let Some(bin) = binaries() else { return };
+    let Some(bin) = kube_support::binaries() else {
+        return;
+    };
     let repo = fixture_repository();
     let root = repo.path();
     let out = syncguard(
