@@ -43,6 +43,7 @@ pub mod metrics;
 pub mod model;
 pub mod mutate;
 pub mod output;
+pub use syncguard_argocd::config;
 pub use syncguard_argocd::plan;
 pub mod policy;
 pub mod process;

@@ -6,6 +6,8 @@
 //!   ([`model::refs`]), which Application owns it ([`model::app`]), health as Argo CD assesses it
 //!   ([`model::health`]), and the release table ([`model::version`]): every behaviour that
 //!   changed between Argo CD releases, with the releases that have it.
+//! - [`config`]: Argo CD's own configuration as one typed vocabulary (Application,
+//!   ApplicationSet, AppProject, argocd-cm), read tolerantly with unknown fields kept.
 //! - [`plan`]: the sync simulator — the exact order Argo CD applies things in and the
 //!   tick-by-tick execution model.
 //! - [`origin`], [`pointers`]: where an object came from, and a position for every JSON pointer
@@ -13,6 +15,7 @@
 //!
 //! The main `syncguard` crate re-exports [`model`] and [`plan`] under the same paths.
 
+pub mod config;
 pub mod model;
 pub mod plan;
 
