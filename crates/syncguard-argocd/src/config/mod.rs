@@ -14,6 +14,10 @@
 //! - [`ignore`]: one `ignoreDifferences` rule and how Argo CD matches it to an object.
 //! - [`settings`]: the keys of `argocd-cm` syncguard reads.
 
+pub mod glob;
+pub mod ignore;
+pub mod source;
+
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -231,7 +235,10 @@ mod tests {
         f.finish(&mut notes);
         assert_eq!(
             notes.unknown,
-            vec!["/spec/source/a~1b".to_string(), "/spec/source/inclde".into()]
+            vec![
+                "/spec/source/a~1b".to_string(),
+                "/spec/source/inclde".into()
+            ]
         );
         assert_eq!(
             notes.malformed,

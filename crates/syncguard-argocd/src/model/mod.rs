@@ -11,6 +11,7 @@ pub mod argo;
 pub mod diff;
 pub mod health;
 pub mod immutable;
+pub mod normalise;
 pub mod ownership;
 pub mod refs;
 pub mod tracking;

@@ -229,7 +229,7 @@ impl Cx<'_> {
 
 /// The strategic-merge keys of a list of a built-in kind, by its field name (the element's
 /// fields tell the two kinds of `ports` apart).
-fn merge_keys(field: &str, items: &[Value]) -> Option<&'static [&'static str]> {
+pub(crate) fn merge_keys(field: &str, items: &[Value]) -> Option<&'static [&'static str]> {
     Some(match field {
         "containers"
         | "initContainers"
