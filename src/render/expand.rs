@@ -4,7 +4,8 @@
 use std::collections::HashSet;
 
 use super::{
-    AppSpec, RenderOptions, Rendered, Repos, as_the_controller_sees, render_all_except, tracked_app,
+    Application, RenderOptions, Rendered, Repos, as_the_controller_sees, render_all_except,
+    tracked_app,
 };
 use crate::model::Resource;
 
@@ -32,7 +33,7 @@ pub fn expand(
         .iter()
         .filter(|r| {
             super::appset::is_application_set(r)
-                || AppSpec::from_resource(r).is_some_and(|spec| {
+                || Application::from_resource(r).is_some_and(|spec| {
                     always
                         || spec
                             .sources
@@ -52,13 +53,13 @@ pub fn expand(
     let rendered = render_all_except(&roots, repos, options, done);
     let present: HashSet<(String, String)> = input
         .iter()
-        .filter(|r| AppSpec::from_resource(r).is_some())
+        .filter(|r| Application::from_resource(r).is_some())
         .map(|r| (r.namespace.clone().unwrap_or_default(), r.name.clone()))
         .collect();
     let mut objects = Vec::new();
     for app in &rendered {
         for r in &app.resources {
-            let seen = AppSpec::from_resource(r).is_some()
+            let seen = Application::from_resource(r).is_some()
                 && present.contains(&(r.namespace.clone().unwrap_or_default(), r.name.clone()));
             if !seen {
                 objects.push(as_the_controller_sees(

@@ -447,7 +447,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::render::source::AppSpec;
+    use crate::render::source::Application;
     use crate::render::{AppEnv, EnvInputs, RenderOptions};
 
     fn write(root: &Path, rel: &str) {
@@ -473,7 +473,7 @@ mod tests {
             }))
             .unwrap(),
         );
-        let spec = AppSpec::from_resource(&app.resources[0]).unwrap();
+        let spec = Application::from_resource(&app.resources[0]).unwrap();
         let options = RenderOptions {
             kube_version: "v1.34.1-eks-3".into(),
             api_versions: vec!["v1".into(), "apps/v1/Deployment".into()],

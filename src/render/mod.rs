@@ -36,7 +36,7 @@ pub use env::{AppEnv, EnvInputs};
 pub use expand::{Expansion, expand};
 pub use helm::{parse_kube_version, template_file};
 pub use normalise::as_the_controller_sees;
-pub use source::{AppSpec, Directory, Source, SourceType};
+pub use source::{Application, Directory, Source, SourceType};
 pub use tracking::{TRACKING_ID, tracked_app};
 
 use crate::model::Resource;
@@ -231,13 +231,13 @@ pub fn render_all_except(
         resources.iter().chain(&options.clusters),
         &options.control_plane_namespace,
     );
-    let mut queue: Vec<(Resource, Option<AppSpec>, Option<String>, usize)> = resources
+    let mut queue: Vec<(Resource, Option<Application>, Option<String>, usize)> = resources
         .iter()
         .filter_map(|r| {
             if appset::is_application_set(r) {
                 return Some((r.clone(), None, None, 0));
             }
-            AppSpec::from_resource(r).map(|spec| (r.clone(), Some(spec), None, 0))
+            Application::from_resource(r).map(|spec| (r.clone(), Some(spec), None, 0))
         })
         .collect();
     queue.reverse();
@@ -249,7 +249,7 @@ pub fn render_all_except(
                 }
                 (
                     render_app(&r, spec, repos, options),
-                    spec.app.destination_namespace.clone(),
+                    spec.destination_namespace.clone(),
                 )
             }
             None => {
@@ -282,7 +282,7 @@ pub fn render_all_except(
                     }
                     let child = in_namespace(child, &parent_namespace);
                     let spec = if is_app {
-                        Some(AppSpec::from_resource(&child)?)
+                        Some(Application::from_resource(&child)?)
                     } else {
                         None
                     };
@@ -333,7 +333,12 @@ fn generate_set(r: &Resource, known: &appset::Known<'_>, options: &RenderOptions
     }
 }
 
-fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptions) -> Rendered {
+fn render_app(
+    r: &Resource,
+    spec: &Application,
+    repos: &Repos,
+    options: &RenderOptions,
+) -> Rendered {
     let app = spec.instance_name(&options.control_plane_namespace);
     let mut out = Rendered {
         app: app.clone(),
@@ -345,7 +350,7 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
         skipped: Vec::new(),
         errors: Vec::new(),
         parent: None,
-        destination_namespace: spec.app.destination_namespace.clone(),
+        destination_namespace: spec.destination_namespace.clone(),
         application_set: false,
     };
     if spec.sources.is_empty() {
@@ -395,8 +400,8 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
         };
         let env = AppEnv::new(&EnvInputs {
             app_name: &app,
-            namespace: &spec.app.destination_namespace,
-            project: &spec.app.project,
+            namespace: &spec.destination_namespace,
+            project: &spec.project,
             revision: repos
                 .find(&source.repo_url)
                 .map(|c| c.revision.as_str())
@@ -410,7 +415,7 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
             app_dir: PathBuf::new(),
             source,
             app_name: &app,
-            dest_namespace: &spec.app.destination_namespace,
+            dest_namespace: &spec.destination_namespace,
             env,
             refs: &refs,
             multi_source: spec.multi_source,
@@ -420,7 +425,7 @@ fn render_app(r: &Resource, spec: &AppSpec, repos: &Repos, options: &RenderOptio
             Ok(objects) => out.resources.extend(
                 objects
                     .into_iter()
-                    .map(|o| tracking::track(o, &app, &spec.app.destination_namespace)),
+                    .map(|o| tracking::track(o, &app, &spec.destination_namespace)),
             ),
             Err(e) => out.errors.push(format!("{which}: {e}")),
         }

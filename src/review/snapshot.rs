@@ -11,7 +11,7 @@ use crate::model::Resource;
 use crate::model::argo::SyncOptions;
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, plan};
 use crate::policy::PolicySet;
-use crate::render::{AppSpec, RenderOptions, Repos, as_the_controller_sees, expand};
+use crate::render::{Application, RenderOptions, Repos, as_the_controller_sees, expand};
 
 /// One Application at one revision.
 #[derive(Debug)]
@@ -101,7 +101,7 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
         let spec = apps_input
             .iter()
             .chain(expansion.rendered.iter().flat_map(|x| x.resources.iter()))
-            .filter_map(AppSpec::from_resource)
+            .filter_map(Application::from_resource)
             .find(|s| s.instance_name(&o.render.control_plane_namespace) == r.app);
         let objects: Vec<Resource> = r
             .resources
@@ -177,7 +177,7 @@ fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
             .replace('\\', "/");
         let loaded = load_str(&label, &text);
         let wanted = |r: &Resource| {
-            AppSpec::from_resource(r).is_some() || crate::render::is_application_set(r)
+            Application::from_resource(r).is_some() || crate::render::is_application_set(r)
         };
         if loaded.resources.iter().any(wanted) {
             errors.extend(loaded.errors.iter().map(ToString::to_string));
@@ -217,11 +217,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
 /// Argo CD's plan of one Application's objects (a first sync: nothing live).
 fn plan_of(
     objects: &[Resource],
-    spec: Option<&AppSpec>,
+    spec: Option<&Application>,
     destination_namespace: &str,
     evaluate: &EvaluateOptions,
 ) -> Plan {
-    let app = spec.map(|s| &s.app);
+    let app = spec;
     let settings = AppSettings {
         destination_namespace: destination_namespace.to_string(),
         sync_options: SyncOptions::from_items(

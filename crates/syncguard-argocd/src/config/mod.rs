@@ -14,6 +14,7 @@
 //! - [`ignore`]: one `ignoreDifferences` rule and how Argo CD matches it to an object.
 //! - [`settings`]: the keys of `argocd-cm` syncguard reads.
 
+pub mod application;
 pub mod glob;
 pub mod ignore;
 pub mod source;

@@ -19,13 +19,11 @@
 //! Settings come from an `argoproj.io/Application` object of that name in the same input, when
 //! there is one.
 
-use serde::Serialize;
-use serde_json::Value;
-
 use super::Resource;
-use super::argo::{INSTANCE_LABEL, SyncFacts, SyncOptions};
+use super::argo::{INSTANCE_LABEL, SyncFacts};
 use super::tracking::TrackingMethod;
 use super::version::ArgoCdVersion;
+pub use crate::config::application::{Application, is_application};
 
 /// How objects are tied to their Application: the tracking method and instance label key in
 /// force for an Argo CD release and configuration.
@@ -85,81 +83,6 @@ impl Membership {
     }
 }
 
-/// The parts of an `argoproj.io` Application that matter to a sync.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Application {
-    /// `metadata.name`.
-    pub name: String,
-    /// `spec.destination.namespace` (empty when unset).
-    pub destination_namespace: String,
-    /// `spec.destination.server`, else `spec.destination.name` (empty when neither is set).
-    pub destination_cluster: String,
-    /// `spec.project` (empty when unset).
-    pub project: String,
-    /// `spec.syncPolicy.syncOptions`.
-    pub sync_options: SyncOptions,
-    /// `spec.syncPolicy.automated` is set.
-    pub automated: bool,
-    /// `spec.syncPolicy.automated.selfHeal`.
-    pub self_heal: bool,
-    /// `spec.syncPolicy.automated.prune`.
-    pub auto_prune: bool,
-    /// `spec.ignoreDifferences`, as written.
-    pub ignore_differences: Vec<Value>,
-    /// `spec.syncPolicy.managedNamespaceMetadata` is set.
-    pub managed_namespace_metadata: bool,
-}
-
-impl Application {
-    /// Reads an Application object; `None` for any other kind.
-    pub fn from_resource(r: &Resource) -> Option<Application> {
-        if !is_application(r) {
-            return None;
-        }
-        let spec = r.raw.get("spec");
-        let at = |p: &str| spec.and_then(|s| s.pointer(p));
-        let sync_options = SyncOptions::from_items(
-            at("/syncPolicy/syncOptions")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str),
-        );
-        let automated = at("/syncPolicy/automated").filter(|v| v.is_object());
-        Some(Application {
-            name: r.name.clone(),
-            destination_namespace: at("/destination/namespace")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            destination_cluster: at("/destination/server")
-                .or_else(|| at("/destination/name"))
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            project: at("/project")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_string(),
-            sync_options,
-            automated: automated.is_some(),
-            self_heal: automated
-                .and_then(|a| a.get("selfHeal"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            auto_prune: automated
-                .and_then(|a| a.get("prune"))
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            ignore_differences: at("/ignoreDifferences")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default(),
-            managed_namespace_metadata: at("/syncPolicy/managedNamespaceMetadata").is_some(),
-        })
-    }
-}
-
 /// The destination namespace a render was made for, when nothing says it (no Application in the
 /// input, no `--dest-namespace`): the namespace its objects name most often. Argo CD renders a
 /// Helm chart with `--namespace <destination>`, and charts write `{{ .Release.Namespace }}` into
@@ -181,11 +104,6 @@ pub fn inferred_destination(objects: &[Resource]) -> Option<String> {
         }
     }
     best.map(|(ns, _)| ns.to_string())
-}
-
-/// True for an `argoproj.io` Application object.
-pub fn is_application(r: &Resource) -> bool {
-    r.group == "argoproj.io" && r.kind == "Application"
 }
 
 /// The objects of one Application (or of no known Application).
@@ -264,7 +182,7 @@ pub fn group_by_app(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn res(v: Value) -> Resource {
         Resource::from_value(v, None).unwrap()
