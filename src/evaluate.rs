@@ -22,11 +22,14 @@ use serde_json::{Map, Value, json};
 
 use crate::finding::{Finding, Report, group_causes};
 use crate::model::Resource;
-use crate::model::app::{Application, Membership, group_by_app, inferred_destination};
+use crate::model::app::{
+    AppGroup, Application, Membership, group_by_app, inferred_destination, is_application,
+};
 use crate::model::apply::ApplySize;
 use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name};
 use crate::model::diff::{self, ApplyMode};
+use crate::model::governed::governed;
 use crate::model::ownership::{namespace_guests, same_source, shared_claims};
 use crate::model::refs::is_cluster_scoped;
 use crate::model::refs::{OwnedResourceIndex, Reference, Resolution, produces, resolve_all};
@@ -320,6 +323,7 @@ fn map_inputs<T: Send>(
         .collect();
     let mut app_names: Vec<Option<String>> = vec![None; resources.len()];
     let mut facts_by_index: Vec<Option<SyncFacts>> = all_facts.into_iter().map(Some).collect();
+    let governed = governed_facts(resources, &groups, only, options);
 
     for group in groups {
         if only.is_some_and(|i| !group.members.contains(&i)) {
@@ -364,7 +368,12 @@ fn map_inputs<T: Send>(
                 .members
                 .iter()
                 .position(|&global| global == i)
-                .map(|local| (i, f(view.input_for(local, options))))
+                .map(|local| {
+                    (
+                        i,
+                        f(with_governed(view.input_for(local, options), &governed, i)),
+                    )
+                })
                 .into_iter()
                 .collect(),
             // The documents are independent: build (and use) them on every core.
@@ -372,7 +381,10 @@ fn map_inputs<T: Send>(
                 .members
                 .par_iter()
                 .enumerate()
-                .map(|(local, &global)| (global, f(view.input_for(local, options))))
+                .map(|(local, &global)| {
+                    let doc = view.input_for(local, options);
+                    (global, f(with_governed(doc, &governed, global)))
+                })
                 .collect(),
         };
         for (global, out) in made {
@@ -387,6 +399,55 @@ fn map_inputs<T: Send>(
         }
     }
     (outputs, app_names)
+}
+
+/// `input.governed` of every Application object of the input whose own objects are in it too
+/// (only of `only`, when given), by index.
+fn governed_facts(
+    resources: &[Resource],
+    groups: &[AppGroup],
+    only: Option<usize>,
+    options: &EvaluateOptions,
+) -> HashMap<usize, Value> {
+    let mut out = HashMap::new();
+    for (j, r) in resources.iter().enumerate() {
+        if only.is_some_and(|i| i != j) || !is_application(r) {
+            continue;
+        }
+        let namespace = r.namespace.as_deref().unwrap_or_default();
+        let Some((app, group)) = groups.iter().find_map(|g| {
+            g.application
+                .as_ref()
+                .filter(|a| a.name == r.name && a.namespace == namespace)
+                .map(|a| (a, g))
+        }) else {
+            continue;
+        };
+        let members: Vec<&Resource> = group
+            .members
+            .iter()
+            .filter(|&&i| i != j)
+            .filter_map(|&i| resources.get(i))
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        let strategic = options
+            .argocd
+            .has(Behaviour::RespectIgnoreDifferencesStrategicMerge);
+        if let Ok(v) = serde_json::to_value(governed(app, &members, strategic)) {
+            out.insert(j, v);
+        }
+    }
+    out
+}
+
+/// `doc` with `input.governed` when the object at `global` has it.
+fn with_governed(mut doc: Value, governed: &HashMap<usize, Value>, global: usize) -> Value {
+    if let (Some(g), Value::Object(map)) = (governed.get(&global), &mut doc) {
+        map.insert("governed".into(), g.clone());
+    }
+    doc
 }
 
 impl<'a> AppView<'a> {

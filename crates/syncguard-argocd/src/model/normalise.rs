@@ -106,15 +106,33 @@ impl Hidden {
     }
 }
 
-/// What `rules` hide in `object` (of `group`/`kind`, named `name` in `namespace`).
-pub fn hidden(
-    rules: &[IgnoreRule],
-    object: &Value,
-    group: &str,
-    kind: &str,
-    name: &str,
-    namespace: &str,
-) -> Hidden {
+/// The object `rules` are applied to: its JSON and identity.
+#[derive(Debug, Clone, Copy)]
+pub struct Target<'a> {
+    /// The object as rendered (or live).
+    pub object: &'a Value,
+    /// API group.
+    pub group: &'a str,
+    /// Kind.
+    pub kind: &'a str,
+    /// `metadata.name`.
+    pub name: &'a str,
+    /// Effective namespace (empty for cluster-scoped objects).
+    pub namespace: &'a str,
+}
+
+/// What `rules` hide in `t`. `strategic_merge`: the release patches built-in kinds with a
+/// strategic merge under RespectIgnoreDifferences
+/// (`Behaviour::RespectIgnoreDifferencesStrategicMerge`); without it every list is replaced
+/// whole.
+pub fn hidden(rules: &[IgnoreRule], t: Target<'_>, strategic_merge: bool) -> Hidden {
+    let Target {
+        object,
+        group,
+        kind,
+        name,
+        namespace,
+    } = t;
     let mut out = Hidden::default();
     for (i, rule) in rules.iter().enumerate() {
         if !rule.applies_to(group, kind, name, namespace) {
@@ -149,7 +167,7 @@ pub fn hidden(
             managers: rule.managed_fields_managers.clone(),
         });
     }
-    let builtin = is_builtin_group(group);
+    let builtin = strategic_merge && is_builtin_group(group);
     for field in &out.fields {
         if let Some(list) = frozen_list(object, field, builtin) {
             push_unique(&mut out.frozen_lists, &list);
@@ -210,8 +228,8 @@ pub fn pointer_outcome(object: &Value, pointer: &str) -> PointerOutcome {
 
 /// The list a sync with RespectIgnoreDifferences replaces whole from live when `field` is
 /// hidden: the outermost list on the way to `field` whose element is named by index and that a
-/// merge patch replaces whole (every list of a custom resource; a list of a built-in kind
-/// without a strategic-merge key).
+/// merge patch replaces whole (every list of a custom resource, and of every kind before the
+/// strategic merge; a list of a built-in kind without a strategic-merge key).
 fn frozen_list(object: &Value, field: &str, builtin: bool) -> Option<String> {
     let tokens = tokens(field)?;
     let mut at = object;
@@ -444,19 +462,32 @@ mod tests {
     fn a_rule_without_its_group_hides_nothing_and_respect_freezes_atomic_lists() {
         let d = deployment();
         let without_group = rule(json!({"kind": "Deployment", "jsonPointers": ["/spec/replicas"]}));
-        assert!(hidden(&[without_group], &d, "apps", "Deployment", "web", "shop").is_empty());
+        let t = Target {
+            object: &d,
+            group: "apps",
+            kind: "Deployment",
+            name: "web",
+            namespace: "shop",
+        };
+        assert!(hidden(&[without_group], t, true).is_empty());
 
         let r = rule(
             json!({"group": "apps", "kind": "Deployment", "jsonPointers": [
             "/spec/replicas", "/spec/template/spec/containers/0/args/1",
             "/spec/template/spec/containers/0/env/0/value"]}),
         );
-        let h = hidden(&[r], &d, "apps", "Deployment", "web", "shop");
+        let h = hidden(std::slice::from_ref(&r), t, true);
         assert_eq!(h.fields.len(), 3);
         // containers and env merge by name; args is replaced whole.
         assert_eq!(
             h.frozen_lists,
             vec!["/spec/template/spec/containers/0/args".to_string()]
+        );
+        // Before the strategic merge (argo-cd#11876): the whole containers list.
+        let h = hidden(&[r], t, false);
+        assert_eq!(
+            h.frozen_lists,
+            vec!["/spec/template/spec/containers".to_string()]
         );
 
         // A custom resource is patched with a JSON merge patch: every list is replaced whole.
@@ -464,7 +495,14 @@ mod tests {
         let r = rule(
             json!({"group": "x.io", "kind": "Route", "jsonPointers": ["/spec/hosts/0/weight"]}),
         );
-        let h = hidden(&[r], &cr, "x.io", "Route", "r", "shop");
+        let t = Target {
+            object: &cr,
+            group: "x.io",
+            kind: "Route",
+            name: "r",
+            namespace: "shop",
+        };
+        let h = hidden(&[r], t, true);
         assert_eq!(h.frozen_lists, vec!["/spec/hosts".to_string()]);
     }
 }

@@ -147,6 +147,10 @@ pub enum Behaviour {
     RespectIgnoreDifferences,
     /// `FailOnSharedResource=true`.
     FailOnSharedResource,
+    /// With `RespectIgnoreDifferences=true`, the live values of ignored fields are copied into
+    /// a built-in kind with a strategic merge patch (lists with a merge key merged element by
+    /// element); before, a JSON merge patch replaced every list on the way whole.
+    RespectIgnoreDifferencesStrategicMerge,
 }
 
 /// One row of the release table.
@@ -328,6 +332,17 @@ pub const CHANGES: &[Change] = &[
         behaviour: Behaviour::FailOnSharedResource,
         spans: &[since(2, 2, 0)],
         evidence: "argo-cd v2.2.0: FailOnSharedResource=true",
+    },
+    Change {
+        behaviour: Behaviour::RespectIgnoreDifferencesStrategicMerge,
+        spans: &[
+            between(Release(2, 7, 18), Release(2, 8, 0)),
+            between(Release(2, 8, 15), Release(2, 9, 0)),
+            between(Release(2, 9, 11), Release(2, 10, 0)),
+            between(Release(2, 10, 6), Release(2, 11, 0)),
+            since(2, 11, 0),
+        ],
+        evidence: "argo-cd#17693 (v2.11.0; backported to 2.10.6, 2.9.11, 2.8.15, 2.7.18): controller/sync.go normalizeTargetResources, strategicpatch.CreateThreeWayMergePatch with the kind's patch meta; before, jsonpatch.CreateMergePatch; argo-cd#11876",
     },
 ];
 
