@@ -80,6 +80,7 @@ fn window_input(i: usize, w: &SyncWindow, version: ArgoCdVersion) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::model::argocd_config::ConfigSource;

@@ -252,7 +252,7 @@ impl SyncWindow {
             .map_err(|e| format!("cannot parse schedule '{}': {e}", self.schedule))?;
         let nanos = parse_go_duration(&self.duration)
             .map_err(|e| format!("cannot parse duration '{}': {e}", self.duration))?;
-        let duration = ChronoDuration::nanoseconds(i64::try_from(nanos).unwrap_or(i64::MAX));
+        let duration = ChronoDuration::nanoseconds(nanos);
         let offset = zone_offset_seconds(&self.time_zone, now);
         let shifted = now.naive_utc() + ChronoDuration::seconds(offset);
         // No start within five years: Go's zero time, which is before now, so "open".

@@ -430,16 +430,16 @@ fn parse_range<'t>(it: &mut impl Iterator<Item = &'t Token>) -> Result<Node, Glo
 
 // ---- Go path/filepath.Match (Unix) ----
 
-/// Go's `filepath.Match(pattern, name)` on Unix: `Ok(false)` for no match, `Err(())` for a
-/// malformed pattern (which Argo CD's list checks treat as no match).
-pub fn path_match(pattern: &str, name: &str) -> Result<bool, ()> {
+/// Go's `filepath.Match(pattern, name)` on Unix: `Some(matched)`, or `None` for a malformed
+/// pattern (`ErrBadPattern`, which Argo CD's list checks treat as no match).
+pub fn path_match(pattern: &str, name: &str) -> Option<bool> {
     let pattern: Vec<char> = pattern.chars().collect();
     let name: Vec<char> = name.chars().collect();
     let mut fuel = FUEL;
-    let matched = path_match_at(&pattern, &name, &mut fuel)?;
+    let matched = path_match_at(&pattern, &name, &mut fuel).ok()?;
     // Go reports a malformed pattern even after a mismatch: check the rest of it.
-    validate(&pattern)?;
-    Ok(matched)
+    validate(&pattern).ok()?;
+    Some(matched)
 }
 
 /// True when `pattern` matches `name` (a malformed pattern matches nothing).
@@ -699,63 +699,63 @@ mod tests {
     // Go path/filepath match_test.go matchTests (a selection).
     #[test]
     fn go_filepath_match_cases() {
-        let cases: &[(&str, &str, Result<bool, ()>)] = &[
-            ("abc", "abc", Ok(true)),
-            ("*", "abc", Ok(true)),
-            ("*c", "abc", Ok(true)),
-            ("a*", "a", Ok(true)),
-            ("a*", "abc", Ok(true)),
-            ("a*", "ab/c", Ok(false)),
-            ("a*/b", "abc/b", Ok(true)),
-            ("a*/b", "a/c/b", Ok(false)),
-            ("a*b*c*d*e*/f", "axbxcxdxe/f", Ok(true)),
-            ("a*b*c*d*e*/f", "axbxcxdxexxx/f", Ok(true)),
-            ("a*b*c*d*e*/f", "axbxcxdxe/xxx/f", Ok(false)),
-            ("a*b*c*d*e*/f", "axbxcxdxexxx/fff", Ok(false)),
-            ("a*b?c*x", "abxbbxdbxebxczzx", Ok(true)),
-            ("a*b?c*x", "abxbbxdbxebxczzy", Ok(false)),
-            ("ab[c]", "abc", Ok(true)),
-            ("ab[b-d]", "abc", Ok(true)),
-            ("ab[e-g]", "abc", Ok(false)),
-            ("ab[^c]", "abc", Ok(false)),
-            ("ab[^b-d]", "abc", Ok(false)),
-            ("ab[^e-g]", "abc", Ok(true)),
-            ("a\\*b", "a*b", Ok(true)),
-            ("a\\*b", "ab", Ok(false)),
-            ("a?b", "a☺b", Ok(true)),
-            ("a[^a]b", "a☺b", Ok(true)),
-            ("a???b", "a☺b", Ok(false)),
-            ("a[^a][^a][^a]b", "a☺b", Ok(false)),
-            ("[a-ζ]*", "α", Ok(true)),
-            ("*[a-ζ]", "A", Ok(false)),
-            ("a?b", "a/b", Ok(false)),
-            ("a*b", "a/b", Ok(false)),
-            ("[\\]a]", "]", Ok(true)),
-            ("[\\-]", "-", Ok(true)),
-            ("[x\\-]", "x", Ok(true)),
-            ("[x\\-]", "-", Ok(true)),
-            ("[x\\-]", "z", Ok(false)),
-            ("[\\-x]", "x", Ok(true)),
-            ("[\\-x]", "-", Ok(true)),
-            ("[\\-x]", "a", Ok(false)),
-            ("[]a]", "]", Err(())),
-            ("[-]", "-", Err(())),
-            ("[x-]", "x", Err(())),
-            ("[x-]", "-", Err(())),
-            ("[x-]", "z", Err(())),
-            ("[-x]", "x", Err(())),
-            ("[-x]", "-", Err(())),
-            ("[-x]", "a", Err(())),
-            ("\\", "a", Err(())),
-            ("[a-b-c]", "a", Err(())),
-            ("[", "a", Err(())),
-            ("[^", "a", Err(())),
-            ("[^bc", "a", Err(())),
-            ("a[", "a", Err(())),
-            ("a[", "ab", Err(())),
-            ("a[", "x", Err(())),
-            ("a/b[", "x", Err(())),
-            ("*x", "xxx", Ok(true)),
+        let cases: &[(&str, &str, Option<bool>)] = &[
+            ("abc", "abc", Some(true)),
+            ("*", "abc", Some(true)),
+            ("*c", "abc", Some(true)),
+            ("a*", "a", Some(true)),
+            ("a*", "abc", Some(true)),
+            ("a*", "ab/c", Some(false)),
+            ("a*/b", "abc/b", Some(true)),
+            ("a*/b", "a/c/b", Some(false)),
+            ("a*b*c*d*e*/f", "axbxcxdxe/f", Some(true)),
+            ("a*b*c*d*e*/f", "axbxcxdxexxx/f", Some(true)),
+            ("a*b*c*d*e*/f", "axbxcxdxe/xxx/f", Some(false)),
+            ("a*b*c*d*e*/f", "axbxcxdxexxx/fff", Some(false)),
+            ("a*b?c*x", "abxbbxdbxebxczzx", Some(true)),
+            ("a*b?c*x", "abxbbxdbxebxczzy", Some(false)),
+            ("ab[c]", "abc", Some(true)),
+            ("ab[b-d]", "abc", Some(true)),
+            ("ab[e-g]", "abc", Some(false)),
+            ("ab[^c]", "abc", Some(false)),
+            ("ab[^b-d]", "abc", Some(false)),
+            ("ab[^e-g]", "abc", Some(true)),
+            ("a\\*b", "a*b", Some(true)),
+            ("a\\*b", "ab", Some(false)),
+            ("a?b", "a☺b", Some(true)),
+            ("a[^a]b", "a☺b", Some(true)),
+            ("a???b", "a☺b", Some(false)),
+            ("a[^a][^a][^a]b", "a☺b", Some(false)),
+            ("[a-ζ]*", "α", Some(true)),
+            ("*[a-ζ]", "A", Some(false)),
+            ("a?b", "a/b", Some(false)),
+            ("a*b", "a/b", Some(false)),
+            ("[\\]a]", "]", Some(true)),
+            ("[\\-]", "-", Some(true)),
+            ("[x\\-]", "x", Some(true)),
+            ("[x\\-]", "-", Some(true)),
+            ("[x\\-]", "z", Some(false)),
+            ("[\\-x]", "x", Some(true)),
+            ("[\\-x]", "-", Some(true)),
+            ("[\\-x]", "a", Some(false)),
+            ("[]a]", "]", None),
+            ("[-]", "-", None),
+            ("[x-]", "x", None),
+            ("[x-]", "-", None),
+            ("[x-]", "z", None),
+            ("[-x]", "x", None),
+            ("[-x]", "-", None),
+            ("[-x]", "a", None),
+            ("\\", "a", None),
+            ("[a-b-c]", "a", None),
+            ("[", "a", None),
+            ("[^", "a", None),
+            ("[^bc", "a", None),
+            ("a[", "a", None),
+            ("a[", "ab", None),
+            ("a[", "x", None),
+            ("a/b[", "x", None),
+            ("*x", "xxx", Some(true)),
         ];
         for (pattern, name, want) in cases {
             assert_eq!(path_match(pattern, name), *want, "{pattern:?} vs {name:?}");
