@@ -12,6 +12,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod admission;
+mod project;
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
@@ -720,6 +721,10 @@ impl<'a> AppView<'a> {
             && let Ok(v) = serde_json::to_value(app)
         {
             doc.insert("app".into(), v);
+        }
+        if let Some(p) = project::project_input(me.resource, &options.argocd_config, options.argocd)
+        {
+            doc.insert("project".into(), p);
         }
         doc.insert(
             "context".into(),

@@ -47,63 +47,9 @@ pub enum ConfigSource {
     Cluster,
 }
 
-/// What one `AppProject` permits (`input.argocd.config.projects.<name>`).
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-pub struct Project {
-    /// `spec.clusterResourceWhitelist` as `{group, kind}`; empty means no cluster-scoped kind is
-    /// permitted, as in Argo CD.
-    pub cluster_resource_whitelist: Vec<Value>,
-    /// `spec.clusterResourceBlacklist`.
-    pub cluster_resource_blacklist: Vec<Value>,
-    /// `spec.namespaceResourceWhitelist`; `None` (absent) permits every namespaced kind.
-    pub namespace_resource_whitelist: Option<Vec<Value>>,
-    /// `spec.namespaceResourceBlacklist`.
-    pub namespace_resource_blacklist: Vec<Value>,
-    /// `spec.destinations` as `{server, name, namespace}`.
-    pub destinations: Vec<Value>,
-}
-
-impl Project {
-    fn from_spec(spec: Option<&Value>) -> Project {
-        let list = |key: &str| -> Option<Vec<Value>> {
-            let items = spec?.get(key)?.as_array()?;
-            Some(items.iter().filter_map(group_kind).collect())
-        };
-        let destinations = spec
-            .and_then(|s| s.get("destinations"))
-            .and_then(Value::as_array)
-            .map(|ds| {
-                ds.iter()
-                    .filter(|d| d.is_object())
-                    .map(|d| {
-                        json!({
-                            "server": str_at(d, "server"),
-                            "name": str_at(d, "name"),
-                            "namespace": str_at(d, "namespace"),
-                        })
-                    })
-                    .collect()
-            })
-            .unwrap_or_default();
-        Project {
-            cluster_resource_whitelist: list("clusterResourceWhitelist").unwrap_or_default(),
-            cluster_resource_blacklist: list("clusterResourceBlacklist").unwrap_or_default(),
-            namespace_resource_whitelist: list("namespaceResourceWhitelist"),
-            namespace_resource_blacklist: list("namespaceResourceBlacklist").unwrap_or_default(),
-            destinations,
-        }
-    }
-}
-
-/// `{group, kind}` of a whitelist entry, or `None` when it is not an object.
-fn group_kind(v: &Value) -> Option<Value> {
-    v.is_object()
-        .then(|| json!({"group": str_at(v, "group"), "kind": str_at(v, "kind")}))
-}
-
-fn str_at<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
-}
+/// What one `AppProject` permits (`input.argocd.config.projects.<name>`): the semantics crate's
+/// typed AppProject, with Argo CD's matching rules as methods.
+pub use syncguard_argocd::config::project::AppProject as Project;
 
 /// The configuration facts of one Argo CD installation.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -146,7 +92,7 @@ impl ArgoCdConfig {
             } else if r.group == "argoproj.io" && r.kind == "AppProject" && !r.name.is_empty() {
                 config
                     .projects
-                    .insert(r.name.clone(), Project::from_spec(r.raw.get("spec")));
+                    .insert(r.name.clone(), Project::from_value(&r.raw));
                 config.source = source;
             }
         }
@@ -293,7 +239,15 @@ impl ArgoCdConfig {
         m.insert("ignore_differences".into(), json!(self.ignore_differences));
         m.insert("exclusions".into(), Value::Array(self.exclusions.clone()));
         m.insert("inclusions".into(), Value::Array(self.inclusions.clone()));
-        m.insert("projects".into(), json!(self.projects));
+        m.insert(
+            "projects".into(),
+            Value::Object(
+                self.projects
+                    .iter()
+                    .map(|(name, p)| (name.clone(), p.config_input()))
+                    .collect(),
+            ),
+        );
         if let Some(method) = self.tracking_method {
             m.insert("tracking_method".into(), json!(method));
         }
@@ -461,11 +415,19 @@ spec:
         assert!(a.cluster_resource_whitelist.is_empty());
         assert_eq!(a.namespace_resource_whitelist, None);
         assert_eq!(a.namespace_resource_blacklist.len(), 1);
-        assert_eq!(a.destinations[0]["namespace"], "team-a-*");
+        assert_eq!(a.destinations[0].namespace, "team-a-*");
         let v = c.to_value();
         assert_eq!(
             v["projects"]["default"]["cluster_resource_whitelist"][0],
-            json!({"group": "*", "kind": "*"})
+            json!({"group": "*", "kind": "*", "name": ""})
+        );
+        assert_eq!(
+            v["projects"]["team-a"]["destinations"][0],
+            json!({"server": "https://kubernetes.default.svc", "name": "", "namespace": "team-a-*"})
+        );
+        assert_eq!(
+            v["projects"]["team-a"]["namespace_resource_blacklist"][0],
+            json!({"group": "", "kind": "ResourceQuota"})
         );
         assert_eq!(
             v["projects"]["team-a"]["namespace_resource_whitelist"],

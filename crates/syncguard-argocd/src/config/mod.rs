@@ -13,6 +13,10 @@
 //! - [`source`]: one source of an Application (Git, Helm repository, OCI).
 //! - [`ignore`]: one `ignoreDifferences` rule and how Argo CD matches it to an object.
 //! - [`settings`]: the keys of `argocd-cm` syncguard reads.
+//! - [`project`]: `argoproj.io/AppProject` and what it permits (destinations, repositories,
+//!   kinds), as Argo CD matches them release by release.
+//! - [`sync_window`]: one sync window of a project: its schedule, duration and time zone as
+//!   Argo CD parses them, and which Applications it applies to.
 
 pub mod application;
 pub mod glob;
@@ -21,6 +25,9 @@ pub mod source;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
+
+pub mod project;
+pub mod sync_window;
 
 /// What reading one object found that the vocabulary does not hold.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
