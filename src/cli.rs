@@ -43,6 +43,29 @@ pub enum Command {
     ///   syncguard plan rendered/ --dest-namespace shop --create-namespace --format json
     Plan(PlanArgs),
 
+    /// Explain one Application: its effective settings after every layer, and per object which
+    /// sync options and ignoreDifferences rules apply and which fields they hide.
+    ///
+    /// Layers, as Argo CD combines them: argocd-cm (system-level ignoreDifferences, from the input
+    /// or --argocd-config), the Application (syncOptions, automated sync, ignoreDifferences) and
+    /// each object's own annotations (argocd.argoproj.io/sync-options overrides the option of the
+    /// same key; argocd.argoproj.io/ignore-differences from 3.6). For every object of the
+    /// Application in the input it lists the rules that apply with the fields each hides (jq
+    /// expressions as the concrete paths they select), what a sync keeps from the live object with
+    /// RespectIgnoreDifferences=true, and lists it then takes whole. Rules that apply to no object
+    /// are listed at the end. Applications are rendered as `check` renders them (--render).
+    ///
+    /// APP is the Application's name, or NAMESPACE/NAME when several share a name.
+    ///
+    /// Exit codes: 0 explained, 2 input errors or no such Application.
+    ///
+    /// Examples:
+    ///
+    ///   syncguard explain guestbook examples/gitops
+    ///
+    ///   syncguard explain argocd/guestbook apps/ --argocd-config argocd-cm.yaml --format json
+    Explain(ExplainArgs),
+
     /// Run the `test_*` rules of a policy directory (like `opa test`).
     ///
     /// Loads every `*.rego` file and `config.yaml` of DIR, runs each rule whose name starts with
@@ -1243,6 +1266,32 @@ pub struct PlanArgs {
     /// When to colour the text output.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+}
+
+/// Arguments of `syncguard explain`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The Application: NAME, or NAMESPACE/NAME.
+    #[arg(value_name = "APP")]
+    pub app: String,
+
+    /// The Application and the manifests it syncs.
+    #[command(flatten)]
+    pub input: InputArgs,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = PlanFormat::Text)]
+    pub format: PlanFormat,
+
+    /// The Argo CD release to explain for (which layers it reads, how RespectIgnoreDifferences
+    /// patches lists). Default: the newest release syncguard knows.
+    #[arg(long, value_name = "VERSION", env = "SYNCGUARD_ARGOCD_VERSION")]
+    pub argocd_version: Option<ArgoCdVersion>,
+
+    /// The argocd-cm ConfigMap (a file or directory): its system-level ignoreDifferences and
+    /// tracking method. An argocd-cm inside the input is read too.
+    #[arg(long, value_name = "PATH")]
+    pub argocd_config: Vec<PathBuf>,
 }
 
 /// Formats of `syncguard plan`.

@@ -35,6 +35,7 @@ fn main() -> ExitCode {
         Command::Plan(args) => {
             command::plan::run(args, args.color.enabled(is_terminal), &mut out).map_err(Into::into)
         }
+        Command::Explain(args) => command::explain::run(args, &mut out),
         Command::Test(args) => command::test::run(args, &mut out),
         Command::Inputs(args) => command::inputs::run(args, &mut out),
         Command::Render(args) => command::render::run(args, &mut out),

@@ -4,6 +4,7 @@
 pub mod certs;
 pub mod check;
 pub mod determinism;
+pub mod explain;
 pub mod inputs;
 pub mod plan;
 pub mod reconcile;

@@ -27,6 +27,7 @@ use super::app::Membership;
 use super::health::{HealthCheckSource, health_check_source};
 pub use super::tracking::TrackingMethod;
 use super::version::ArgoCdVersion;
+use crate::config::ignore::IgnoreRule;
 use crate::manifest::parse_yaml_value;
 
 /// The name of Argo CD's main ConfigMap.
@@ -60,6 +61,8 @@ pub struct ArgoCdConfig {
     pub health_checks: BTreeSet<String>,
     /// `<group>/<kind>` keys with system-level ignoreDifferences; `*` for `.all`.
     pub ignore_differences: BTreeSet<String>,
+    /// The same system-level entries with their paths, as Argo CD's normaliser applies them.
+    pub ignore_rules: Vec<IgnoreRule>,
     /// `resource.exclusions` entries.
     pub exclusions: Vec<Value>,
     /// `resource.inclusions` entries.
@@ -112,6 +115,7 @@ impl ArgoCdConfig {
         }
         self.health_checks.extend(other.health_checks);
         self.ignore_differences.extend(other.ignore_differences);
+        self.ignore_rules.extend(other.ignore_rules);
         self.exclusions.extend(other.exclusions);
         self.inclusions.extend(other.inclusions);
         self.projects.extend(other.projects);
@@ -141,6 +145,12 @@ impl ArgoCdConfig {
                 } else {
                     key_to_group_kind(gk)
                 };
+                if let Some(body) = self.yaml(key, text) {
+                    let (group, kind) = split_group_kind(&gk);
+                    let at = format!("/data/{}", key.replace('~', "~0").replace('/', "~1"));
+                    self.ignore_rules
+                        .push(IgnoreRule::system(key, &at, group, kind, &body));
+                }
                 self.ignore_differences.insert(gk);
             } else if key == "resource.customizations" {
                 self.read_customizations_block(key, text);
@@ -186,7 +196,16 @@ impl ArgoCdConfig {
             if entry.get("health.lua").is_some() {
                 self.health_checks.insert(gk.clone());
             }
-            if entry.get("ignoreDifferences").is_some() {
+            if let Some(body) = entry.get("ignoreDifferences") {
+                // Written as a YAML string (the documented form) or a mapping.
+                let body = match body.as_str() {
+                    Some(text) => self.yaml(key, text).unwrap_or(Value::Null),
+                    None => body.clone(),
+                };
+                let (group, kind) = split_group_kind(&gk);
+                let at = format!("/data/{key}");
+                self.ignore_rules
+                    .push(IgnoreRule::system(key, &at, group, kind, &body));
                 self.ignore_differences.insert(gk);
             }
         }
@@ -257,6 +276,14 @@ impl ArgoCdConfig {
         );
         Value::Object(m)
     }
+}
+
+/// `apps/Deployment` → (`apps`, `Deployment`); `/Service` → (``, `Service`); `*` → (`*`, `*`).
+fn split_group_kind(gk: &str) -> (&str, &str) {
+    if gk == "*" {
+        return ("*", "*");
+    }
+    gk.rsplit_once('/').unwrap_or(("", gk))
 }
 
 /// `apps_Deployment` → `apps/Deployment`; `Service` → `/Service`; globs kept as written.

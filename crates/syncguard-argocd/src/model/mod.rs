@@ -9,6 +9,7 @@ pub mod app;
 pub mod apply;
 pub mod argo;
 pub mod diff;
+pub mod explain;
 pub mod governed;
 pub mod health;
 pub mod immutable;
