@@ -533,6 +533,81 @@ scenario_argocd_render_referee() {
     for n in $names; do app_stop "$n"; done
 }
 
+# --- the ApplicationSet controller as the referee of `syncguard render` --------------------
+
+appset_json() { k get applicationsets.argoproj.io "$1" -n "$ARGO_NS" -o json; }
+
+# The ApplicationSet's condition TYPE as "Status/Reason: message".
+appset_condition() {
+    appset_json "$1" 2>/dev/null | jq -r --arg t "$2" \
+        '[.status.conditions[]? | select(.type == $t) | "\(.status)/\(.reason): \(.message)"][0] // ""'
+}
+
+appset_condition_is() { [[ "$(appset_condition "$1" "$2")" == "$3"/* ]]; }
+
+# appset_wait_done NAME TIMEOUT: the controller generated the ApplicationSet's Applications
+# (ResourcesUpToDate True); fails at once on an ErrorOccurred True, naming its message.
+appset_wait_done() {
+    local name="$1" deadline=$((SECONDS + $2)) up err
+    while :; do
+        up="$(appset_condition "$name" ResourcesUpToDate)"
+        [[ "$up" == True/* ]] && break
+        err="$(appset_condition "$name" ErrorOccurred)"
+        [[ "$err" != True/* ]] || fail "ApplicationSet $name: $err"
+        ((SECONDS < deadline)) || fail "ApplicationSet $name: not up to date after $2 s (${up:-no condition}; ${err:-})"
+        sleep 0.5
+    done
+    log "ok: ApplicationSet $name: $up"
+}
+
+# The real ApplicationSet controller as the referee of `syncguard render` on ApplicationSets
+# (tests/e2e/appsets/appsets.yaml): a list generator with Go templates and missingkey=error, a
+# fasttemplate list + clusters generator with a generator template, a matrix of a git
+# directories generator (served by the repo-server from the e2e repository) and a list, a merge
+# of two lists, and one that both must refuse (missingkey=error before `default`). The controller creates the Applications; `syncguard render` generates them from
+# the same ApplicationSets and this checkout of the repository; name, project, destination,
+# sources, syncPolicy, labels, annotations and finalizers must be equal (referee.py --appsets).
+scenario_argocd_appset_referee() {
+    as_appset_ready || fail "the ApplicationSet controller did not start (logs/argocd-applicationset-controller.log)"
+    local url sets="$WORK/appsets.yaml" live="$WORK/appsets-live.json" rendered="$WORK/appsets-rendered.yaml"
+    as_git_publish appsets "$ROOT"/tests/e2e/appsets/repo/* >/dev/null || fail "publishing the ApplicationSet repository failed"
+    url="$(as_git_url)"
+    sed "s#__REPO__#$url#g" "$ROOT/tests/e2e/appsets/appsets.yaml" >"$sets"
+    local names refused
+    names="$(python3 -c 'import sys, yaml; print(" ".join(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d))' "$sets")"
+    # The ApplicationSets both sides must refuse (label e2e.syncguard.dev/expect: error).
+    refused="$(python3 -c 'import sys, yaml; print(" ".join(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and (d["metadata"].get("labels") or {}).get("e2e.syncguard.dev/expect") == "error"))' "$sets")"
+    k apply -f "$sets" >/dev/null || fail "creating the ApplicationSets failed"
+    local n
+    for n in $names; do
+        if [[ " $refused " == *" $n "* ]]; then
+            wait_for "ApplicationSet $n refused (ErrorOccurred)" 90 appset_condition_is "$n" ErrorOccurred True
+            log "ok: ApplicationSet $n refused: $(appset_condition "$n" ErrorOccurred)"
+        else
+            appset_wait_done "$n" 90
+        fi
+    done
+    k get applications.argoproj.io -n "$ARGO_NS" -o json >"$live"
+    local rc=0
+    (cd "$AS_GIT_WORK" && "$SYNCGUARD" render "$sets" --repo "$url=$AS_GIT_WORK" >"$rendered" 2>"$WORK/appsets-render.err") || rc=$?
+    # Exit 2: an Application or ApplicationSet could not be rendered (the refused ones must be).
+    ((rc == 0 || (rc == 2 && ${#refused} > 0))) || { cat "$WORK/appsets-render.err" >&2; fail "syncguard render exited $rc"; }
+    rc=0
+    python3 "$ROOT/tests/e2e/referee.py" --appsets --live "$live" --render "$rendered" \
+        --errors "$WORK/appsets-render.err" --names "$names" --expect-error "$refused" || rc=$?
+    # Deleting an ApplicationSet deletes its Applications (owner references, garbage collector),
+    # and each Application its objects (resources finalizer).
+    for n in $names; do k delete applicationsets.argoproj.io "$n" -n "$ARGO_NS" --wait=false >/dev/null; done
+    wait_for "the generated Applications deleted" 120 appset_apps_gone "$names"
+    ((rc == 0)) || fail "syncguard render differs from the ApplicationSet controller"
+}
+
+# appset_apps_gone "SET...": no Application is owned by any of these ApplicationSets.
+appset_apps_gone() {
+    [[ "$(k get applications.argoproj.io -n "$ARGO_NS" -o json | jq --arg s "$1" \
+        '[.items[] | select(any(.metadata.ownerReferences[]?; .kind == "ApplicationSet" and (.name as $n | $s | split(" ") | index($n))))] | length')" == 0 ]]
+}
+
 # --- the controller as the oracle of `syncguard plan` ---------------------------------------
 
 # oracle_record CASE [SCOPE]: what the API server's audit log holds about Application CASE and

@@ -62,6 +62,7 @@ ARGOCD_SCENARIOS=(
     argocd_models
     argocd_chart
     argocd_render_referee
+    argocd_appset_referee
 )
 SKIPPED=()
 if [[ "${E2E_ARGOCD:-1}" != 0 ]]; then
