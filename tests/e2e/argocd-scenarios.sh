@@ -570,9 +570,10 @@ appset_wait_done() {
 scenario_argocd_appset_referee() {
     as_appset_ready || fail "the ApplicationSet controller did not start (logs/argocd-applicationset-controller.log)"
     local url sets="$WORK/appsets.yaml" live="$WORK/appsets-live.json" rendered="$WORK/appsets-rendered.yaml"
-    as_git_publish appsets "$ROOT"/tests/e2e/appsets/repo/* >/dev/null || fail "publishing the ApplicationSet repository failed"
+    local revision
+    revision="$(as_git_publish appsets "$ROOT"/tests/e2e/appsets/repo/*)" || fail "publishing the ApplicationSet repository failed"
     url="$(as_git_url)"
-    sed "s#__REPO__#$url#g" "$ROOT/tests/e2e/appsets/appsets.yaml" >"$sets"
+    sed -e "s#__REPO__#$url#g" -e "s#__REVISION__#$revision#g" "$ROOT/tests/e2e/appsets/appsets.yaml" >"$sets"
     local names refused
     names="$(python3 -c 'import sys, yaml; print(" ".join(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d))' "$sets")"
     # The ApplicationSets both sides must refuse (label e2e.syncguard.dev/expect: error).
@@ -663,7 +664,7 @@ idiff_run() {
     # The live change, as an autoscaler or an injector makes it (its own field manager).
     for c in "${cases[@]}"; do
         ns="$(field "$c" namespace)"
-        kind="$(field "$c" object.kind)"
+        kind="$(field "$c" object.resource)"
         name="$(field "$c" object.name)"
         k patch "$kind" "$name" -n "$ns" --type json --field-manager "$(field "$c" change.manager)" \
             -p "$(jq -c --arg c "$c" '[{op: "replace", path: .[$c].change.pointer, value: .[$c].change.value}]' <<<"$info")" >/dev/null
@@ -700,7 +701,7 @@ idiff_run() {
         app="$(field "$c" app)"
         app_wait "$app" 120 "the sync of the Git change Succeeded" \
             ".status.operationState.phase == \"Succeeded\" and .status.operationState.syncResult.revision == \"$rev\""
-        k get "$(field "$c" object.kind)" "$(field "$c" object.name)" -n "$(field "$c" namespace)" -o json >"$dir/$c.live.json"
+        k get "$(field "$c" object.resource)" "$(field "$c" object.name)" -n "$(field "$c" namespace)" -o json >"$dir/$c.live.json"
     done
 
     # syncguard's prediction (`syncguard explain`), once the command exists.

@@ -35,10 +35,14 @@ def load_cases():
         case["app"] = f"idiff-{name}"
         case.setdefault("phase", "app")
         case.setdefault("syncOptions", [])
-        case["object"] = {"deployment": {"group": "apps", "kind": "Deployment", "name": "web"},
-                          "configmap": {"group": "", "kind": "ConfigMap", "name": "settings"},
-                          "widget": {"group": "e2e.syncguard.dev", "kind": "Widget", "name": "gadget"},
-                          }[case["base"]]
+        # `resource` is what kubectl is told: fully qualified, since other scenarios install
+        # other kinds named Widget (the oracle's CRD bubbling case).
+        case["object"] = {
+            "deployment": {"group": "apps", "kind": "Deployment", "name": "web", "resource": "deployments.apps"},
+            "configmap": {"group": "", "kind": "ConfigMap", "name": "settings", "resource": "configmaps"},
+            "widget": {"group": "e2e.syncguard.dev", "kind": "Widget", "name": "gadget",
+                       "resource": "widgets.e2e.syncguard.dev"},
+        }[case["base"]]
     return cases
 
 
