@@ -533,6 +533,210 @@ scenario_argocd_render_referee() {
     for n in $names; do app_stop "$n"; done
 }
 
+# --- the ApplicationSet controller as the referee of `syncguard render` --------------------
+
+appset_json() { k get applicationsets.argoproj.io "$1" -n "$ARGO_NS" -o json; }
+
+# The ApplicationSet's condition TYPE as "Status/Reason: message".
+appset_condition() {
+    appset_json "$1" 2>/dev/null | jq -r --arg t "$2" \
+        '[.status.conditions[]? | select(.type == $t) | "\(.status)/\(.reason): \(.message)"][0] // ""'
+}
+
+appset_condition_is() { [[ "$(appset_condition "$1" "$2")" == "$3"/* ]]; }
+
+# appset_wait_done NAME TIMEOUT: the controller generated the ApplicationSet's Applications
+# (ResourcesUpToDate True); fails at once on an ErrorOccurred True, naming its message.
+appset_wait_done() {
+    local name="$1" deadline=$((SECONDS + $2)) up err
+    while :; do
+        up="$(appset_condition "$name" ResourcesUpToDate)"
+        [[ "$up" == True/* ]] && break
+        err="$(appset_condition "$name" ErrorOccurred)"
+        [[ "$err" != True/* ]] || fail "ApplicationSet $name: $err"
+        ((SECONDS < deadline)) || fail "ApplicationSet $name: not up to date after $2 s (${up:-no condition}; ${err:-})"
+        sleep 0.5
+    done
+    log "ok: ApplicationSet $name: $up"
+}
+
+# The real ApplicationSet controller as the referee of `syncguard render` on ApplicationSets
+# (tests/e2e/appsets/appsets.yaml): a list generator with Go templates and missingkey=error, a
+# fasttemplate list + clusters generator with a generator template, a matrix of a git
+# directories generator (served by the repo-server from the e2e repository) and a list, a merge
+# of two lists, and one that both must refuse (missingkey=error before `default`). The controller creates the Applications; `syncguard render` generates them from
+# the same ApplicationSets and this checkout of the repository; name, project, destination,
+# sources, syncPolicy, labels, annotations and finalizers must be equal (referee.py --appsets).
+scenario_argocd_appset_referee() {
+    as_appset_ready || fail "the ApplicationSet controller did not start (logs/argocd-applicationset-controller.log)"
+    local url sets="$WORK/appsets.yaml" live="$WORK/appsets-live.json" rendered="$WORK/appsets-rendered.yaml"
+    local revision
+    revision="$(as_git_publish appsets "$ROOT"/tests/e2e/appsets/repo/*)" || fail "publishing the ApplicationSet repository failed"
+    url="$(as_git_url)"
+    sed -e "s#__REPO__#$url#g" -e "s#__REVISION__#$revision#g" "$ROOT/tests/e2e/appsets/appsets.yaml" >"$sets"
+    local names refused
+    names="$(python3 -c 'import sys, yaml; print(" ".join(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d))' "$sets")"
+    # The ApplicationSets both sides must refuse (label e2e.syncguard.dev/expect: error).
+    refused="$(python3 -c 'import sys, yaml; print(" ".join(d["metadata"]["name"] for d in yaml.safe_load_all(open(sys.argv[1])) if d and (d["metadata"].get("labels") or {}).get("e2e.syncguard.dev/expect") == "error"))' "$sets")"
+    k apply -f "$sets" >/dev/null || fail "creating the ApplicationSets failed"
+    local n
+    for n in $names; do
+        if [[ " $refused " == *" $n "* ]]; then
+            wait_for "ApplicationSet $n refused (ErrorOccurred)" 90 appset_condition_is "$n" ErrorOccurred True
+            log "ok: ApplicationSet $n refused: $(appset_condition "$n" ErrorOccurred)"
+        else
+            appset_wait_done "$n" 90
+        fi
+    done
+    k get applications.argoproj.io -n "$ARGO_NS" -o json >"$live"
+    local rc=0
+    (cd "$AS_GIT_WORK" && "$SYNCGUARD" render "$sets" --repo "$url=$AS_GIT_WORK" >"$rendered" 2>"$WORK/appsets-render.err") || rc=$?
+    # Exit 2: an Application or ApplicationSet could not be rendered (the refused ones must be).
+    ((rc == 0 || (rc == 2 && ${#refused} > 0))) || { cat "$WORK/appsets-render.err" >&2; fail "syncguard render exited $rc"; }
+    rc=0
+    python3 "$ROOT/tests/e2e/referee.py" --appsets --live "$live" --render "$rendered" \
+        --errors "$WORK/appsets-render.err" --names "$names" --expect-error "$refused" || rc=$?
+    # Deleting an ApplicationSet deletes its Applications (owner references, garbage collector),
+    # and each Application its objects (resources finalizer).
+    for n in $names; do k delete applicationsets.argoproj.io "$n" -n "$ARGO_NS" --wait=false >/dev/null; done
+    wait_for "the generated Applications deleted" 120 appset_apps_gone "$names"
+    ((rc == 0)) || fail "syncguard render differs from the ApplicationSet controller"
+}
+
+# appset_apps_gone "SET...": no Application is owned by any of these ApplicationSets.
+appset_apps_gone() {
+    [[ "$(k get applications.argoproj.io -n "$ARGO_NS" -o json | jq --arg s "$1" \
+        '[.items[] | select(any(.metadata.ownerReferences[]?; .kind == "ApplicationSet" and (.name as $n | $s | split(" ") | index($n))))] | length')" == 0 ]]
+}
+
+# --- ignoreDifferences and RespectIgnoreDifferences as Argo CD applies them ----------------
+
+IDIFF_PY="$E2E_DIR/ignore_differences.py"
+
+# idiff_status APP KIND NAME: the object's sync status in the Application's status.resources.
+idiff_status() {
+    app_json "$1" | jq -r --arg k "$2" --arg n "$3" '[.status.resources[]? | select(.kind == $k and .name == $n) | .status][0] // "absent"'
+}
+
+# idiff_run PHASE: every case of tests/e2e/ignore-differences/cases.yaml of that phase (app:
+# Application-level settings and the per-resource annotation; system: argocd-cm keys), one
+# Application each, all driven together (see cases.yaml): sync, a live change behind Argo CD's
+# back, the object's sync status after a hard refresh, a Git change elsewhere and a sync, the
+# object's fields after it. ignore_differences.py judges the outcomes against
+# expect/<case>.json and, once `syncguard explain` exists, against its prediction.
+idiff_run() {
+    local phase="$1" dir="$WORK/idiff-$1" info url c app ns kind name
+    info="$(python3 "$IDIFF_PY" info --phase "$phase")" || fail "ignore_differences.py info failed"
+    local cases
+    mapfile -t cases < <(jq -r 'keys[]' <<<"$info")
+    url="$(as_git_url)"
+    field() { jq -r --arg c "$1" ".[\$c].$2" <<<"$info"; }
+    opts() { jq -r --arg c "$1" '.[$c].syncOptions[]' <<<"$info"; }
+    log "cases ($phase): ${cases[*]}"
+
+    # System-level settings first: the controller reads argocd-cm at every comparison. The keys
+    # are removed again by scenario_cleanup, also when the scenario fails.
+    local cm
+    cm="$(jq -c '[.[] | .argocdCm // {}] | add // {}' <<<"$info")"
+    if [[ "$cm" != "{}" ]]; then
+        jq -r 'keys[]' <<<"$cm" >"$WORK/argocd-cm.added-keys"
+        k patch configmap argocd-cm -n "$ARGO_NS" --type merge -p "$(jq -c '{data: .}' <<<"$cm")" >/dev/null
+        jq '{apiVersion: "v1", kind: "ConfigMap", metadata: {name: "argocd-cm", namespace: "argocd"}, data: .}' <<<"$cm" >"$dir-argocd-cm.json"
+        log "argocd-cm: $(jq -r 'keys | join(", ")' <<<"$cm") set"
+        # The settings informer sees the change in well under a second.
+        sleep 2
+    fi
+
+    python3 "$IDIFF_PY" prepare --rev 1 --out "$dir/v1" --repo "$url" "${cases[@]}" || fail "ignore_differences.py prepare failed"
+    as_git_publish idiff "$dir/v1/idiff"/* >/dev/null || fail "git publish of idiff failed"
+    for c in "${cases[@]}"; do k apply -f "$dir/v1/$c.app.json" >/dev/null; done
+    for c in "${cases[@]}"; do
+        app="$(field "$c" app)"
+        app_wait "$app" 60 "compared with its commit" '.status.sync.status == "OutOfSync"'
+        mapfile -t o < <(opts "$c")
+        app_sync "$app" "${o[@]}"
+    done
+    for c in "${cases[@]}"; do
+        app_wait "$(field "$c" app)" 120 "first sync Succeeded and Synced" \
+            '.status.operationState.phase == "Succeeded" and .status.sync.status == "Synced"'
+    done
+
+    # The live change, as an autoscaler or an injector makes it (its own field manager).
+    for c in "${cases[@]}"; do
+        ns="$(field "$c" namespace)"
+        kind="$(field "$c" object.resource)"
+        name="$(field "$c" object.name)"
+        k patch "$kind" "$name" -n "$ns" --type json --field-manager "$(field "$c" change.manager)" \
+            -p "$(jq -c --arg c "$c" '[{op: "replace", path: .[$c].change.pointer, value: .[$c].change.value}]' <<<"$info")" >/dev/null
+    done
+    sleep 2
+    # The object's sync status after a hard refresh, twice 5 s apart: it must not move.
+    local first second
+    for c in "${cases[@]}"; do
+        app="$(field "$c" app)"
+        app_hard_refresh "$app" >/dev/null
+        idiff_status "$app" "$(field "$c" object.kind)" "$(field "$c" object.name)" >"$dir/$c.status"
+    done
+    sleep 5
+    for c in "${cases[@]}"; do
+        app="$(field "$c" app)"
+        app_hard_refresh "$app" >/dev/null
+        first="$(cat "$dir/$c.status")"
+        second="$(idiff_status "$app" "$(field "$c" object.kind)" "$(field "$c" object.name)")"
+        [[ "$first" == "$second" ]] || fail "$c: the object's status moved from $first to $second after the live change"
+        log "$c: after the live change: $second"
+    done
+
+    # A Git change elsewhere in the object, and a sync with the case's options.
+    local rev
+    python3 "$IDIFF_PY" prepare --rev 2 --out "$dir/v2" --repo "$url" "${cases[@]}" || fail "ignore_differences.py prepare failed"
+    rev="$(as_git_publish idiff "$dir/v2/idiff"/*)" || fail "git publish of idiff failed"
+    for c in "${cases[@]}"; do
+        app="$(field "$c" app)"
+        app_hard_refresh "$app" >/dev/null
+        mapfile -t o < <(opts "$c")
+        app_sync "$app" "${o[@]}"
+    done
+    for c in "${cases[@]}"; do
+        app="$(field "$c" app)"
+        app_wait "$app" 120 "the sync of the Git change Succeeded" \
+            ".status.operationState.phase == \"Succeeded\" and .status.operationState.syncResult.revision == \"$rev\""
+        k get "$(field "$c" object.resource)" "$(field "$c" object.name)" -n "$(field "$c" namespace)" -o json >"$dir/$c.live.json"
+    done
+
+    # syncguard's prediction (`syncguard explain`), once the command exists.
+    if "$SYNCGUARD" explain --help >/dev/null 2>&1; then
+        local extra=()
+        [[ ! -f "$dir-argocd-cm.json" ]] || extra=("$dir-argocd-cm.json")
+        for c in "${cases[@]}"; do
+            (cd "$AS_GIT_WORK" && "$SYNCGUARD" explain "$(field "$c" app)" "$dir/v2/$c.app.json" "${extra[@]}" \
+                --repo "$url=$AS_GIT_WORK" --format json >"$dir/$c.explain.json" 2>"$dir/$c.explain.err") ||
+                { cat "$dir/$c.explain.err" >&2; fail "syncguard explain $(field "$c" app) failed"; }
+        done
+    else
+        log "SKIP the comparison with syncguard's prediction: \`syncguard explain --help\` fails (no explain command in this build); Argo CD's outcomes are still held to tests/e2e/ignore-differences/expect/"
+    fi
+    local record=()
+    [[ -z "${E2E_RECORD_FIXTURES:-}" ]] || record=(--record)
+    local rc=0
+    python3 "$IDIFF_PY" judge --dir "$dir" "${record[@]}" "${cases[@]}" || rc=$?
+    for c in "${cases[@]}"; do app_stop "$(field "$c" app)"; done
+    ((rc == 0)) || fail "Argo CD's outcomes differ from the expectations (or syncguard's prediction) above"
+}
+
+# ignoreDifferences in Applications and in the per-resource annotation, RespectIgnoreDifferences,
+# managedFieldsManagers, and a custom resource's list taken whole from live.
+scenario_argocd_ignore_differences() {
+    cp_apply_crds "$E2E_DIR/ignore-differences/widget-crd.yaml" || fail "the Widget CRD"
+    idiff_run app
+}
+
+# The system-level settings of argocd-cm (resource.customizations.ignoreDifferences.<group_kind>
+# and .all): apart from the other cases, since they hold for every Application.
+scenario_argocd_ignore_differences_system() {
+    idiff_run system
+}
+
 # --- the controller as the oracle of `syncguard plan` ---------------------------------------
 
 # oracle_record CASE [SCOPE]: what the API server's audit log holds about Application CASE and

@@ -45,6 +45,8 @@ AS_GIT_REPO=""
 AS_GIT_WORK=""
 AS_CONTROLLER_METRICS=""
 AS_REPO_METRICS=""
+AS_APPSET_METRICS=""
+AS_APPSET_PID=""
 
 as_log() { printf '[argocd-stack] %s\n' "$*" >&2; }
 
@@ -251,7 +253,7 @@ as_render_bin() {
     fi
 }
 
-# repo-server and application-controller, with per-run data directories (the ask-pass socket
+# repo-server, application-controller and ApplicationSet controller, with per-run data directories (the ask-pass socket
 # and TLS/SSH/GPG paths default to fixed places under /tmp).
 as_start_argocd() {
     local kc redis_port repo_port
@@ -297,6 +299,31 @@ as_start_argocd() {
         --app-resync "$AS_APP_RESYNC" --app-resync-jitter 0 --self-heal-timeout-seconds 2 \
         --status-processors 4 --operation-processors 4 --loglevel info --logformat text
     as_wait argocd-application-controller "$AS_LAST_PID" 90 curl -fsS "http://127.0.0.1:$AS_CONTROLLER_METRICS/healthz" || return 1
+
+    # The ApplicationSet controller: started here but not waited for (the scenarios that need it
+    # call as_appset_ready), so it adds nothing to the stack's start. It watches namespace argocd
+    # (--namespace), asks the repo-server for git generators, and binds metrics, probes and its
+    # webhook server (always started; no flag turns it off) on loopback. No SCM or pull-request
+    # provider is reachable, so those generators are off.
+    AS_APPSET_METRICS="$(cp_free_port)" || return 1
+    local appset_probe appset_webhook
+    appset_probe="$(cp_free_port)" && appset_webhook="$(cp_free_port)" || return 1
+    kc="$(cp_kubeconfig appset argocd-applicationset-controller system:masters)" || return 1
+    env=("${env[@]/#KUBECONFIG=*/KUBECONFIG=$kc}")
+    as_spawn argocd-applicationset-controller "${env[@]}" \
+        ARGOCD_BINARY_NAME=argocd-applicationset-controller "$AS_BIN/argocd" \
+        --namespace argocd --argocd-repo-server "127.0.0.1:$repo_port" \
+        --metrics-addr "127.0.0.1:$AS_APPSET_METRICS" --probe-addr "127.0.0.1:$appset_probe" \
+        --webhook-addr "127.0.0.1:$appset_webhook" --enable-scm-providers=false \
+        --enable-leader-election=false --loglevel info --logformat text
+    AS_APPSET_PID="$AS_LAST_PID"
+}
+
+# as_appset_ready: waits until the ApplicationSet controller serves its metrics (its manager,
+# informers and reconciler are up then).
+as_appset_ready() {
+    AS_DIR="${AS_DIR:-$1}"
+    as_wait argocd-applicationset-controller "$AS_APPSET_PID" 90 curl -fsS "http://127.0.0.1:$AS_APPSET_METRICS/metrics"
 }
 
 as_start() {

@@ -62,6 +62,9 @@ ARGOCD_SCENARIOS=(
     argocd_models
     argocd_chart
     argocd_render_referee
+    argocd_appset_referee
+    argocd_ignore_differences
+    argocd_ignore_differences_system
 )
 SKIPPED=()
 if [[ "${E2E_ARGOCD:-1}" != 0 ]]; then
@@ -935,6 +938,12 @@ scenario_cleanup() {
         # next one starts without webhooks, and with the plain webhook process.
         k delete mutatingwebhookconfiguration syncguard --ignore-not-found >/dev/null
         k delete validatingwebhookconfiguration syncguard --ignore-not-found >/dev/null
+        # argocd-cm keys a scenario set (argocd_ignore_differences_system) are removed.
+        if [[ -f "$WORK/argocd-cm.added-keys" ]]; then
+            k patch configmap argocd-cm -n argocd --type merge \
+                -p "$(jq -Rn '{data: ([inputs | {(.): null}] | add)}' <"$WORK/argocd-cm.added-keys")" >/dev/null &&
+                rm -f "$WORK/argocd-cm.added-keys" && log "argocd-cm keys removed"
+        fi
         if [[ -f "$WORK/sg-cluster-mode" ]]; then
             rm -f "$WORK/sg-cluster-mode"
             sg_stop

@@ -117,16 +117,25 @@ fn go_action(tag: &str, params: &Value, missing_is_error: bool) -> Result<String
     let mut stages = split_pipeline(action).into_iter();
     let first = stages.next().ok_or_else(unsupported)?;
     let head = words(&first).ok_or_else(unsupported)?;
+    // A field path that names a missing key fails at once under missingkey=error, whatever
+    // the pipeline does next (`{{ .x | default "d" }}` is an error there, as in Go); `index`
+    // of a missing map key is the zero value, never an error, and prints `<no value>`.
+    let field = |path: &str| match lookup(params, path) {
+        None if missing_is_error => Err(format!(
+            "{{{{{tag}}}}}: {MISSING_KEY} (goTemplateOptions: missingkey=error)"
+        )),
+        v => Ok(v),
+    };
     let mut value: Option<Value> = match head.as_slice() {
-        [single] if single.starts_with('.') => lookup(params, single),
+        [single] if single.starts_with('.') => field(single)?,
         [f, target, keys @ ..] if f == "index" && target.starts_with('.') => {
-            let mut v = lookup(params, target);
+            let mut v = field(target)?;
             for k in keys {
                 let key = literal(k).ok_or_else(unsupported)?;
-                v = v.and_then(|v| match (&v, key.parse::<usize>()) {
-                    (Value::Array(a), Ok(i)) => a.get(i).cloned(),
-                    (Value::Object(m), _) => m.get(&key).cloned(),
-                    _ => None,
+                v = v.map(|v| match (&v, key.parse::<usize>()) {
+                    (Value::Array(a), Ok(i)) => a.get(i).cloned().unwrap_or(Value::Null),
+                    (Value::Object(m), _) => m.get(&key).cloned().unwrap_or(Value::Null),
+                    _ => Value::Null,
                 });
             }
             v
@@ -339,6 +348,23 @@ mod tests {
                 .unwrap_err()
                 .contains("missingkey=error")
         );
+        // What Argo CD 3.6.1's ApplicationSet controller answered (e2e argocd_appset_referee):
+        // `default` does not save a missing field under missingkey=error ("map has no entry for
+        // key"), while `index` of a missing key is the zero value.
+        assert!(
+            render(r#"{{ .nope | default "d" }}"#, &p, strict)
+                .unwrap_err()
+                .contains("missingkey=error")
+        );
+        assert_eq!(
+            render(r#"{{ index .values "nope" | default "d" }}"#, &p, strict).unwrap(),
+            "d"
+        );
+        assert_eq!(
+            render(r#"{{ index .values "nope" }}"#, &p, strict).unwrap(),
+            "<no value>"
+        );
+        assert_eq!(render(r#"{{ .nope | default "d" }}"#, &p, e).unwrap(), "d");
         let e2 = render("{{ if .x }}a{{ end }}", &p, e).unwrap_err();
         assert!(
             e2.contains("Argo CD's own ApplicationSet controller"),
