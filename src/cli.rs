@@ -1292,6 +1292,11 @@ pub struct ExplainArgs {
     /// tracking method. An argocd-cm inside the input is read too.
     #[arg(long, value_name = "PATH")]
     pub argocd_config: Vec<PathBuf>,
+
+    /// The live objects (`kubectl get -o yaml --show-managed-fields`): `managedFieldsManagers`
+    /// entries are resolved against their managed fields, which a rendered object never has.
+    #[arg(long, value_name = "PATH")]
+    pub live: Vec<PathBuf>,
 }
 
 /// Formats of `syncguard plan`.

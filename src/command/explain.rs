@@ -86,12 +86,25 @@ pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 .collect(),
         )
     };
+    let live_set = load_paths(&args.live);
+    errors.extend(live_set.errors.iter().map(|e| format!("--live: {e}")));
+    let live = |r: &Resource| -> Option<&Resource> {
+        live_set.resources.iter().find(|l| {
+            l.group == r.group
+                && l.kind == r.kind
+                && l.name == r.name
+                && (l.namespace == r.namespace
+                    || r.namespace.is_none()
+                        && l.namespace.as_deref() == Some(&app.destination_namespace))
+        })
+    };
     let ctx = Context {
         system_rules: &config.ignore_rules,
         argocd: version.to_string(),
         strategic_merge: version.has(Behaviour::RespectIgnoreDifferencesStrategicMerge),
         per_resource_ignore_differences: version.has(Behaviour::PerResourceIgnoreDifferences),
         annotation_pointers: &annotation,
+        live: &live,
     };
     let explanation = explain(&app, &members, &ctx);
     match args.format {

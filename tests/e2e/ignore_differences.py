@@ -9,7 +9,7 @@ Applications, and the judgement of what the real Argo CD did.
     ignore_differences.py judge --dir DIR [--record] CASE...
         # DIR/<case>.status (the object's sync status after the live change) and
         # DIR/<case>.live.json (the object after the sync) against expect/<case>.json, and,
-        # when DIR/<case>.explain.json exists, against `syncguard explain`'s prediction
+        # against `syncguard explain`'s prediction in DIR/<case>.explain.json (required)
 
 Standard library and PyYAML only.
 """
@@ -177,9 +177,12 @@ def cmd_judge(args):
             if expected.get(k) != seen[k]:
                 failed = True
                 notes.append(f"{k}: Argo CD {seen[k]!r}, expect/{name}.json {expected.get(k)!r}")
-        verdict = "-"
         explain_file = os.path.join(args.dir, f"{name}.explain.json")
-        if os.path.exists(explain_file):
+        if not os.path.exists(explain_file):
+            failed = True
+            notes.append(f"no syncguard explain prediction ({explain_file})")
+            verdict = "missing"
+        else:
             said = predicted(case, json.load(open(explain_file, encoding="utf-8")))
             wrong = [k for k in fields if said[k] != seen[k]]
             verdict = "agrees" if not wrong else "DIFFERS"

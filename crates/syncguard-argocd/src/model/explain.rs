@@ -17,7 +17,7 @@ use serde::Serialize;
 
 use super::Resource;
 use super::argo::SyncFacts;
-use super::normalise::{Target, hidden};
+use super::normalise::{Target, hidden, managed_fields};
 use crate::config::application::{Application, Destination};
 use crate::config::ignore::{IgnoreRule, Layer};
 
@@ -149,6 +149,9 @@ pub struct Context<'a> {
     pub per_resource_ignore_differences: bool,
     /// The JSON pointers of an object's own ignore-differences annotation, when it has one.
     pub annotation_pointers: &'a dyn Fn(&Resource) -> Option<Vec<String>>,
+    /// The live object of a member, when known: `managedFieldsManagers` are resolved against
+    /// its managed fields.
+    pub live: &'a dyn Fn(&Resource) -> Option<&'a Resource>,
 }
 
 /// Explains `app` over its `members` (the Application itself excluded), with their facts.
@@ -187,8 +190,9 @@ pub fn explain(
             name: &r.name,
             namespace: &namespace,
         };
-        let h = hidden(&rules, t, ctx.strategic_merge);
-        let applied = h
+        let mut h = hidden(&rules, t, ctx.strategic_merge);
+        let live = (ctx.live)(r);
+        let applied: Vec<AppliedRule> = h
             .effects
             .iter()
             .filter_map(|e| {
@@ -196,7 +200,14 @@ pub fn explain(
                     *u = true;
                 }
                 let rule = rules.get(e.rule)?;
-                let one = hidden(std::slice::from_ref(rule), t, ctx.strategic_merge);
+                let mut one = hidden(std::slice::from_ref(rule), t, ctx.strategic_merge);
+                if let Some(live) = live {
+                    for p in managed_fields(&live.raw, &rule.managed_fields_managers) {
+                        if !one.fields.contains(&p) {
+                            one.fields.push(p);
+                        }
+                    }
+                }
                 Some(AppliedRule {
                     layer: match rule.layer {
                         Layer::Application => "application",
@@ -213,6 +224,11 @@ pub fn explain(
                 })
             })
             .collect();
+        for p in applied.iter().flat_map(|a| &a.hides) {
+            if !h.fields.contains(p) {
+                h.fields.push(p.clone());
+            }
+        }
         objects.push(ObjectExplanation {
             group: r.group.clone(),
             kind: r.kind.clone(),
@@ -341,6 +357,7 @@ mod tests {
             strategic_merge: true,
             per_resource_ignore_differences: true,
             annotation_pointers: &none,
+            live: &|_| None,
         };
         let e = explain(&app, &[(&d, &facts)], &ctx);
         let o = &e.objects[0];

@@ -257,6 +257,79 @@ fn frozen_list(object: &Value, field: &str, builtin: bool) -> Option<String> {
     None
 }
 
+/// The fields `managers` own on the live object `live`, as JSON pointers, read from its
+/// `metadata.managedFields` (`fieldsType: FieldsV1`): `f:<name>` a field, `k:<json>` the list
+/// element whose keys have those values, `v:<json>` the set element of that value, `i:<n>` the
+/// element at that index, `.` the node itself. Managers are matched by exact name, as Argo CD's
+/// `managedFieldsManagers` matches them. A rendered object has no managed fields: nothing.
+pub fn managed_fields(live: &Value, managers: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(entries) = live
+        .pointer("/metadata/managedFields")
+        .and_then(Value::as_array)
+    else {
+        return out;
+    };
+    for entry in entries {
+        let manager = entry
+            .get("manager")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if !managers.iter().any(|m| m == manager) {
+            continue;
+        }
+        if let Some(fields) = entry.get("fieldsV1") {
+            owned(fields, Some(live), String::new(), &mut out);
+        }
+    }
+    out
+}
+
+fn owned(fields: &Value, node: Option<&Value>, at: String, out: &mut Vec<String>) {
+    let Some(map) = fields.as_object() else {
+        return;
+    };
+    if map.is_empty() {
+        push_unique(out, &at);
+        return;
+    }
+    for (k, sub) in map {
+        if k == "." {
+            push_unique(out, &at);
+            continue;
+        }
+        let (child_at, child) = if let Some(name) = k.strip_prefix("f:") {
+            let mut p = at.clone();
+            p.push('/');
+            crate::pointers::push_escaped(&mut p, name);
+            (p, node.and_then(|n| n.get(name)))
+        } else {
+            let items = node.and_then(Value::as_array);
+            let index = if let Some(key) = k.strip_prefix("k:") {
+                let Ok(Value::Object(want)) = serde_json::from_str::<Value>(key) else {
+                    continue;
+                };
+                items.and_then(|items| {
+                    items.iter().position(|item| {
+                        want.iter()
+                            .all(|(wk, wv)| item.get(wk).is_some_and(|v| v == wv))
+                    })
+                })
+            } else if let Some(value) = k.strip_prefix("v:") {
+                let Ok(want) = serde_json::from_str::<Value>(value) else {
+                    continue;
+                };
+                items.and_then(|items| items.iter().position(|item| *item == want))
+            } else {
+                k.strip_prefix("i:").and_then(|i| i.parse::<usize>().ok())
+            };
+            let Some(i) = index else { continue };
+            (format!("{at}/{i}"), items.and_then(|items| items.get(i)))
+        };
+        owned(sub, child, child_at, out);
+    }
+}
+
 /// Compiled `[path(<expr>)]` programs by expression (the same few expressions are evaluated on
 /// every object of an Application).
 type Compiled = Result<
@@ -427,6 +500,30 @@ mod tests {
             pointer_outcome(&d, "spec/replicas"),
             PointerOutcome::Invalid
         );
+    }
+
+    #[test]
+    fn managed_fields_of_named_managers_are_resolved_to_pointers() {
+        let live = json!({
+            "metadata": {"managedFields": [
+                {"manager": "hpa-controller", "operation": "Update", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:spec": {"f:replicas": {}}}},
+                {"manager": "injector", "operation": "Update", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:spec": {"f:template": {"f:spec": {"f:containers": {
+                     "k:{\"name\":\"proxy\"}": {".": {}, "f:image": {}}}}}}}},
+                {"manager": "argocd-controller", "fieldsType": "FieldsV1",
+                 "fieldsV1": {"f:metadata": {"f:labels": {"f:app": {}}}}}]},
+            "spec": {"replicas": 4, "template": {"spec": {"containers": [
+                {"name": "app"}, {"name": "proxy", "image": "envoy"}]}}}});
+        assert_eq!(
+            managed_fields(&live, &["hpa-controller".into(), "injector".into()]),
+            vec![
+                "/spec/replicas".to_string(),
+                "/spec/template/spec/containers/1".into(),
+                "/spec/template/spec/containers/1/image".into()
+            ]
+        );
+        assert!(managed_fields(&json!({}), &["x".into()]).is_empty());
     }
 
     #[test]
