@@ -13,6 +13,9 @@
 //! - [`source`]: one source of an Application (Git, Helm repository, OCI).
 //! - [`ignore`]: one `ignoreDifferences` rule and how Argo CD matches it to an object.
 //! - [`settings`]: the keys of `argocd-cm` syncguard reads.
+//! - [`appset`]: `argoproj.io/ApplicationSet`, its generators and its templates.
+
+pub mod appset;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -231,7 +234,10 @@ mod tests {
         f.finish(&mut notes);
         assert_eq!(
             notes.unknown,
-            vec!["/spec/source/a~1b".to_string(), "/spec/source/inclde".into()]
+            vec![
+                "/spec/source/a~1b".to_string(),
+                "/spec/source/inclde".into()
+            ]
         );
         assert_eq!(
             notes.malformed,
