@@ -37,6 +37,25 @@ pub(super) fn params_at(
     known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
+    // A generator a matrix or merge combines must name exactly one kind
+    // (`MatrixGenerator.getParams`, `MergeGenerator.getParams`).
+    if depth > 0 {
+        match generator.blocks.len() {
+            1 => {}
+            0 => {
+                return Err(format!(
+                    "a generator a matrix or merge combines names no kind: Argo CD fails \
+                     (\"child generator generated no parameters\") {JUDGED}"
+                ));
+            }
+            n => {
+                return Err(format!(
+                    "a generator a matrix or merge combines names {n} kinds: Argo CD fails \
+                     (\"found more than one generator in matrix.Generators\") {JUDGED}"
+                ));
+            }
+        }
+    }
     let mut sets = Vec::new();
     for block in &generator.blocks {
         sets.extend(selected(

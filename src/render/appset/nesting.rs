@@ -355,6 +355,12 @@ mod tests {
         ]}});
         let err = sets(too_deep, FAST).unwrap_err();
         assert!(err.contains("one level deep"), "{err}");
+        // Each generator a matrix combines names exactly one kind.
+        let empty = json!({"matrix": {"generators": [leaf(), {}]}});
+        assert!(sets(empty, FAST).unwrap_err().contains("names no kind"));
+        let two =
+            json!({"matrix": {"generators": [leaf(), {"list": {"elements": []}, "clusters": {}}]}});
+        assert!(sets(two, FAST).unwrap_err().contains("names 2 kinds"));
         let three = json!({"matrix": {"generators": [leaf(), leaf(), leaf()]}});
         assert!(
             sets(three, FAST)

@@ -88,9 +88,11 @@ pub struct Use {
     pub pointer: String,
     /// The tag as written (`{{path.basename}}`), for messages.
     pub tag: String,
-    /// Read where a missing parameter does not fail without `missingkey=error` (`default`, a
-    /// condition): with `go` only.
-    pub guarded: bool,
+    /// What a missing parameter does there (`go` only; always `none` with fasttemplate):
+    /// `none` (read plainly), `default` (through `default`, `coalesce`...: tolerated unless
+    /// `missingkey=error`), `condition` (`if .x`: false unless `missingkey=error`), `checked`
+    /// (only read under a condition that checks it: never read when missing).
+    pub guard: &'static str,
     /// The indexes in `spec.generators` of the generators whose Applications this template
     /// renders (a generator's own template replaces the ApplicationSet's where it says
     /// something; a generator naming no kind renders none).
@@ -399,7 +401,7 @@ fn analyse(text: &str, pointer: &str, engine: Engine, scope: &[usize], facts: &m
                         name: inner.trim().to_string(),
                         pointer: pointer.to_string(),
                         tag: tag.to_string(),
-                        guarded: false,
+                        guard: gotemplate::Guard::None.name(),
                         generators: scope.to_vec(),
                     }),
                     Syntax::Other => {}
@@ -434,7 +436,7 @@ fn analyse(text: &str, pointer: &str, engine: Engine, scope: &[usize], facts: &m
                             name: r.path,
                             pointer: pointer.to_string(),
                             tag,
-                            guarded: r.guarded,
+                            guard: r.guard.name(),
                             generators: scope.to_vec(),
                         });
                     }

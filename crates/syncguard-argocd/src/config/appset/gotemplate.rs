@@ -3172,21 +3172,49 @@ fn yaml_scalar_string(s: &str) -> String {
 pub struct Reference {
     /// The parameter's path: `path.basename`, `metadata.labels.env`.
     pub path: String,
-    /// Read where a missing parameter does not fail the template without `missingkey=error`:
-    /// in a condition, through `default`/`hasKey`/..., or under a condition on it.
-    pub guarded: bool,
+    /// What a missing parameter does there.
+    pub guard: Guard,
+}
+
+/// What a missing parameter does where a template reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Guard {
+    /// Read plainly (`{{ .x }}`, `{{ lower .x }}`): `<no value>` or an error, and an error with
+    /// `missingkey=error`.
+    None,
+    /// Read by a function made for a missing value (`default`, `coalesce`, `empty`, `hasKey`,
+    /// `and`/`or`...): tolerated, except with `missingkey=error`, which fails on the read itself.
+    Default,
+    /// Read as a condition (`{{ if .x }}`): false when missing, except with `missingkey=error`.
+    Condition,
+    /// Read only under a condition that checks it (`{{ if .x }}{{ .x }}`,
+    /// `{{ if hasKey . "x" }}`): never read when missing.
+    Checked,
+}
+
+impl Guard {
+    /// `none`, `default`, `condition` or `checked`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Guard::None => "none",
+            Guard::Default => "default",
+            Guard::Condition => "condition",
+            Guard::Checked => "checked",
+        }
+    }
 }
 
 impl Template {
     /// The parameters the template reads from its data (`.a.b` where `.` is the data, `$.a.b`
-    /// anywhere, `index .a "b"`), in order, without repeats.
+    /// anywhere, `index .a "b"`), in order, each once with the least tolerant guard it is read
+    /// under.
     pub fn references(&self) -> Vec<Reference> {
         let mut out: Vec<Reference> = Vec::new();
         refs_in(&self.root, true, &[], &mut out);
         let mut seen: Vec<Reference> = Vec::new();
         for r in out {
             if let Some(s) = seen.iter_mut().find(|s| s.path == r.path) {
-                s.guarded &= r.guarded;
+                s.guard = s.guard.min(r.guard);
             } else {
                 seen.push(r);
             }
@@ -3195,70 +3223,125 @@ impl Template {
     }
 }
 
-fn refs_in(nodes: &[Node], root: bool, guards: &[String], out: &mut Vec<Reference>) {
+fn refs_in(nodes: &[Node], root: bool, checks: &[String], out: &mut Vec<Reference>) {
     for node in nodes {
         match node {
-            Node::Action(p) => refs_in_pipe(p, root, false, guards, out),
+            Node::Action(p) => refs_in_pipe(p, root, false, checks, out),
             Node::If(c) | Node::With(c) | Node::Range(c) => {
-                let mut cond = Vec::new();
-                refs_in_pipe(&c.pipe, root, true, guards, &mut cond);
-                let mut inner: Vec<String> = guards.to_vec();
-                inner.extend(cond.iter().map(|r| r.path.clone()));
-                out.extend(cond);
+                refs_in_pipe(&c.pipe, root, true, checks, out);
+                let mut inner: Vec<String> = checks.to_vec();
+                if !matches!(node, Node::Range(_)) {
+                    inner.extend(checked_names(&c.pipe, root));
+                }
                 let body_root = root && matches!(node, Node::If(_));
                 refs_in(&c.list, body_root, &inner, out);
                 if let Some(e) = &c.else_list {
-                    refs_in(e, root, &inner, out);
+                    refs_in(e, root, checks, out);
                 }
             }
-            Node::Template { pipe: Some(p), .. } => refs_in_pipe(p, root, false, guards, out),
+            Node::Template { pipe: Some(p), .. } => refs_in_pipe(p, root, false, checks, out),
             _ => {}
         }
     }
 }
 
-fn refs_in_pipe(p: &Pipe, root: bool, guarded: bool, guards: &[String], out: &mut Vec<Reference>) {
-    let guarded = guarded
-        || p.cmds.iter().any(|c| {
-            matches!(c.args.first(), Some(Arg::Identifier { name, .. }) if GUARDS.contains(&name.as_str()))
-        });
-    for c in &p.cmds {
-        let is_index =
-            matches!(c.args.first(), Some(Arg::Identifier { name, .. }) if name == "index");
-        if is_index
-            && let Some(target) = c.args.get(1)
-            && let Some(mut path) = root_path(target, root)
-        {
-            for k in &c.args[2..] {
-                match k {
-                    Arg::String { text, .. } => path.push(text.clone()),
-                    Arg::Number { number, .. } if number.int.is_some() => {
-                        path.push(number.int.unwrap_or(0).to_string());
+fn is_guard(a: Option<&Arg>) -> bool {
+    matches!(a, Some(Arg::Identifier { name, .. }) if GUARDS.contains(&name.as_str()))
+}
+
+fn refs_in_pipe(
+    p: &Pipe,
+    root: bool,
+    condition: bool,
+    checks: &[String],
+    out: &mut Vec<Reference>,
+) {
+    for (i, c) in p.cmds.iter().enumerate() {
+        let later_guard = p.cmds[i + 1..].iter().any(|c| is_guard(c.args.first()));
+        match c.args.first() {
+            Some(Arg::Identifier { name, .. }) if name == "index" => {
+                if let Some(target) = c.args.get(1)
+                    && let Some(mut path) = root_path(target, root)
+                {
+                    for k in &c.args[2..] {
+                        match k {
+                            Arg::String { text, .. } => path.push(text.clone()),
+                            Arg::Number { number, .. } if number.int.is_some() => {
+                                path.push(number.int.unwrap_or(0).to_string());
+                            }
+                            _ => break,
+                        }
                     }
-                    _ => break,
+                    push_ref(path, Guard::None, checks, out);
+                } else if let Some(target) = c.args.get(1) {
+                    refs_in_arg(target, root, Guard::None, checks, out);
+                }
+                for k in c.args.iter().skip(2) {
+                    refs_in_arg(k, root, Guard::None, checks, out);
                 }
             }
-            push_ref(path, guarded, guards, out);
-            for k in &c.args[2..] {
-                refs_in_arg(k, root, guarded, guards, out);
+            Some(Arg::Identifier { name, .. }) => {
+                let guard = if GUARDS.contains(&name.as_str()) {
+                    Guard::Default
+                } else {
+                    Guard::None
+                };
+                for a in &c.args[1..] {
+                    refs_in_arg(a, root, guard, checks, out);
+                }
             }
-            continue;
-        }
-        for a in &c.args {
-            refs_in_arg(a, root, guarded, guards, out);
+            Some(first) => {
+                let guard = if condition && p.cmds.len() == 1 {
+                    Guard::Condition
+                } else if later_guard {
+                    Guard::Default
+                } else {
+                    Guard::None
+                };
+                refs_in_arg(first, root, guard, checks, out);
+            }
+            None => {}
         }
     }
 }
 
-fn refs_in_arg(a: &Arg, root: bool, guarded: bool, guards: &[String], out: &mut Vec<Reference>) {
+fn refs_in_arg(a: &Arg, root: bool, guard: Guard, checks: &[String], out: &mut Vec<Reference>) {
     match a {
-        Arg::Pipe(p) => refs_in_pipe(p, root, guarded, guards, out),
-        Arg::Chain { node, .. } => refs_in_arg(node, root, guarded, guards, out),
+        Arg::Pipe(p) => refs_in_pipe(p, root, false, checks, out),
+        Arg::Chain { node, .. } => refs_in_arg(node, root, guard, checks, out),
         a => {
             if let Some(path) = root_path(a, root) {
-                push_ref(path, guarded, guards, out);
+                push_ref(path, guard, checks, out);
             }
         }
+    }
+}
+
+/// The parameters a condition checks: the body of `if .x`, `if and .x .y`, `if hasKey . "x"`
+/// runs only when they are there.
+fn checked_names(p: &Pipe, root: bool) -> Vec<String> {
+    let [cmd] = p.cmds.as_slice() else {
+        return Vec::new();
+    };
+    match cmd.args.as_slice() {
+        [single] => root_path(single, root)
+            .map(|p| p.join("."))
+            .into_iter()
+            .collect(),
+        [Arg::Identifier { name, .. }, args @ ..] if name == "and" => args
+            .iter()
+            .filter_map(|a| root_path(a, root).map(|p| p.join(".")))
+            .collect(),
+        [Arg::Identifier { name, .. }, map, Arg::String { text, .. }] if name == "hasKey" => {
+            match map {
+                Arg::Dot(_) if root => vec![text.clone()],
+                other => root_path(other, root)
+                    .map(|p| format!("{}.{text}", p.join(".")))
+                    .into_iter()
+                    .collect(),
+            }
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -3275,14 +3358,14 @@ fn root_path(a: &Arg, root: bool) -> Option<Vec<String>> {
     }
 }
 
-fn push_ref(path: Vec<String>, guarded: bool, guards: &[String], out: &mut Vec<Reference>) {
+fn push_ref(path: Vec<String>, guard: Guard, checks: &[String], out: &mut Vec<Reference>) {
     let path = path.join(".");
-    let under_guard = guards.iter().any(|g| {
-        *g == path || path.starts_with(&format!("{g}.")) || g.starts_with(&format!("{path}."))
-    });
+    let checked = checks
+        .iter()
+        .any(|c| *c == path || path.starts_with(&format!("{c}.")));
     out.push(Reference {
         path,
-        guarded: guarded || under_guard,
+        guard: if checked { Guard::Checked } else { guard },
     });
 }
 
@@ -3428,28 +3511,33 @@ mod tests {
     }
 
     #[test]
-    fn references_are_the_parameters_read_and_whether_a_missing_one_is_tolerated() {
+    fn references_are_the_parameters_read_and_what_a_missing_one_does() {
         let t = parse(
             r#"{{ .path.basename }}-{{ .values.env | default "dev" }}{{ if .extra }}{{ .extra.x }}{{ end }}
-{{ range .list }}{{ .inner }}{{ $.top }}{{ end }}{{ index .metadata.labels "env" }}{{ with .w }}{{ .z }}{{ end }}"#,
+{{ range .list }}{{ .inner }}{{ $.top }}{{ end }}{{ index .metadata.labels "env" }}{{ with .w }}{{ .z }}{{ end }}
+{{ if hasKey . "opt" }}{{ .opt }}{{ end }}{{ lower .low }}{{ if eq .cmp "a" }}{{ .cmp }}{{ end }}{{ .path.segments }}"#,
         )
         .unwrap();
-        let refs: Vec<(String, bool)> = t
+        let refs: Vec<(String, Guard)> = t
             .references()
             .into_iter()
-            .map(|r| (r.path, r.guarded))
+            .map(|r| (r.path, r.guard))
             .collect();
         assert_eq!(
             refs,
             [
-                ("path.basename".to_string(), false),
-                ("values.env".into(), true),
-                ("extra".into(), true),
-                ("extra.x".into(), true),
-                ("list".into(), true),
-                ("top".into(), false),
-                ("metadata.labels.env".into(), false),
-                ("w".into(), true),
+                ("path.basename".to_string(), Guard::None),
+                ("values.env".into(), Guard::Default),
+                ("extra".into(), Guard::Condition),
+                ("extra.x".into(), Guard::Checked),
+                ("list".into(), Guard::Condition),
+                ("top".into(), Guard::None),
+                ("metadata.labels.env".into(), Guard::None),
+                ("w".into(), Guard::Condition),
+                ("opt".into(), Guard::Checked),
+                ("low".into(), Guard::None),
+                ("cmp".into(), Guard::None),
+                ("path.segments".into(), Guard::None),
             ]
         );
     }
