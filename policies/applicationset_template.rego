@@ -273,16 +273,16 @@ _more(n) := "" if n <= 0
 
 else := sprintf(" and %d more", [n])
 
-_missing_effect(tag, name, pointer) := sprintf("fasttemplate leaves %s as written in the Applications it generates%s", [tag, _where(pointer)]) if {
+_missing_effect(tag, _, pointer) := sprintf("fasttemplate leaves %s as written in the Applications it generates%s", [tag, _where(pointer)]) if {
 	_facts.engine == "fasttemplate"
 }
 
-_missing_effect(tag, name, pointer) := sprintf("with goTemplateOptions missingkey=error Go fails on it (map has no entry for key %q), so every generation of this ApplicationSet fails and Argo CD creates or updates none of its Applications%s", [_last(name), _default_note(pointer, name)]) if {
+_missing_effect(_, name, pointer) := sprintf("with goTemplateOptions missingkey=error Go fails on it (map has no entry for key %q), so every generation of this ApplicationSet fails and Argo CD creates or updates none of its Applications%s", [_last(name), _default_note(pointer, name)]) if {
 	_facts.engine == "go"
 	_facts.missing_key == "error"
 }
 
-_missing_effect(tag, name, pointer) := sprintf("Go renders <no value> in its place (or fails where a function needs the value), so the Applications it generates hold <no value> where %s was meant", [name]) if {
+_missing_effect(_, name, _) := sprintf("Go renders <no value> in its place (or fails where a function needs the value), so the Applications it generates hold <no value> where %s was meant", [name]) if {
 	_facts.engine == "go"
 	_facts.missing_key != "error"
 }

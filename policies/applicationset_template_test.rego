@@ -125,6 +125,7 @@ test_go_syntax_elsewhere_names_every_tag_of_the_field if {
 	x.path == p
 	startswith(x.msg, "ApplicationSet argocd/apps: {{ .path.path | lower }}, {{- .values.dir }} in spec.template.spec.source.path is Go template syntax")
 	contains(x.msg, "leaves them as written in every Application it generates, and the Applications use the braces literally")
+
 	# Neither tag is a plain field: no fasttemplate spelling is suggested.
 	endswith(x.msg, "write every tag the Go way.")
 }
@@ -251,6 +252,7 @@ test_a_missing_parameter_with_go_templates_depends_on_missingkey if {
 	contains(x.msg, "{{ .ns }} in spec.template.spec.destination.namespace reads the parameter ns, which the generator spec.generators[0] (matrix) does not give: Go renders <no value> in its place")
 	strict := facts({"engine": "go", "missing_key": "error", "parameters_provided": [go_matrix], "parameters_used": used})
 	w := rule.violations with input as review(strict)
+
 	# With missingkey=error, default and conditions fail too; a read under a check never runs.
 	{y.msg | some y in w; contains(y.msg, "map has no entry for key")} == {y.msg | some y in w}
 	count(w) == 3
