@@ -709,6 +709,9 @@ impl<'a> AppView<'a> {
         if let Some(pointers) = own_ignore_differences(me.resource) {
             doc.insert("own_ignore_differences".into(), pointers);
         }
+        if let Some(facts) = appset_facts(me.resource) {
+            doc.insert("appset".into(), facts);
+        }
         doc.insert(
             "health_check".into(),
             json!(health_check_name(
@@ -1021,6 +1024,19 @@ pub fn own_ignore_differences(r: &Resource) -> Option<Value> {
         .filter(Value::is_string)
         .collect();
     Some(Value::Array(pointers))
+}
+
+/// `input.appset`: for an ApplicationSet, what its templates and generators are (the template
+/// engine, the parameters the templates read and those each generator gives, the tags written
+/// for the other engine, the templates that do not parse, the generators, and the fields the CRD
+/// does not know), read through the shared vocabulary
+/// (`syncguard_argocd::config::appset::facts`). SG610 judges them.
+pub fn appset_facts(r: &Resource) -> Option<Value> {
+    if !(r.group == "argoproj.io" && r.kind == "ApplicationSet") {
+        return None;
+    }
+    let set = syncguard_argocd::config::appset::ApplicationSet::from_value(&r.raw);
+    serde_json::to_value(syncguard_argocd::config::appset::facts::of(&set)).ok()
 }
 
 /// True when some string of the object holds a template action (`{{` before `}}`): a manifest

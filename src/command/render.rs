@@ -113,6 +113,9 @@ pub(crate) fn say(app: &Rendered) {
     for e in &app.errors {
         eprintln!("syncguard:   error: {e}");
     }
+    for j in &app.judged {
+        eprintln!("syncguard:   invalid: {j}");
+    }
 }
 
 /// One line per missing tool, naming the Applications that needed it.

@@ -198,6 +198,10 @@ pub struct Rendered {
     pub skipped: Vec<String>,
     /// Why sources could not be rendered, one line each.
     pub errors: Vec<String>,
+    /// Problems of an ApplicationSet itself that Argo CD refuses or ignores (a generator naming
+    /// no kind, a template that does not parse), one line each: `syncguard check` reports them
+    /// as SG610 findings on the ApplicationSet, so they are not input errors.
+    pub judged: Vec<String>,
     /// The Application whose render holds this one (app-of-apps), when any.
     pub parent: Option<String>,
     /// `spec.destination.namespace`.
@@ -315,6 +319,9 @@ fn in_namespace(r: &Resource, namespace: &str) -> Resource {
 /// skipped source; any other that cannot be evaluated is an error.
 fn generate_set(r: &Resource, known: &appset::Known<'_>, options: &RenderOptions) -> Rendered {
     let (apps, problems) = appset::generate(r, known, &options.control_plane_namespace);
+    let (judged, problems): (Vec<String>, Vec<String>) = problems
+        .into_iter()
+        .partition(|p| p.contains(appset::JUDGED));
     let (skipped, errors) = problems
         .into_iter()
         .partition(|p| p.contains("is not a local repository") || p.contains(appset::OUTSIDE));
@@ -328,6 +335,7 @@ fn generate_set(r: &Resource, known: &appset::Known<'_>, options: &RenderOptions
         resources: apps,
         skipped,
         errors,
+        judged,
         parent: None,
         destination_namespace: String::new(),
     }
@@ -349,6 +357,7 @@ fn render_app(
         resources: Vec::new(),
         skipped: Vec::new(),
         errors: Vec::new(),
+        judged: Vec::new(),
         parent: None,
         destination_namespace: spec.destination_namespace.clone(),
         application_set: false,

@@ -20,6 +20,8 @@
 use base64::Engine as _;
 use serde_json::{Map, Value, json};
 
+use syncguard_argocd::config::appset::{GeneratorBlock, GeneratorSpec};
+
 use super::generators::{OUTSIDE, add_values};
 use super::template::Engine;
 use super::{sanitize_name, selector};
@@ -113,9 +115,20 @@ pub fn clusters_of<'r>(
     by_name.into_values().collect()
 }
 
-/// The parameter sets of a `clusters` generator block `spec`.
-pub fn generate(spec: &Value, engine: Engine, clusters: &[Cluster]) -> Result<Vec<Value>, String> {
-    let selector = spec.get("selector").filter(|s| !s.is_null());
+/// The parameter sets of a `clusters` generator block.
+pub fn generate(
+    block: &GeneratorBlock,
+    engine: Engine,
+    clusters: &[Cluster],
+) -> Result<Vec<Value>, String> {
+    let GeneratorSpec::Clusters {
+        selector,
+        flat_list,
+    } = &block.spec
+    else {
+        return Ok(Vec::new());
+    };
+    let selector = selector.as_ref().filter(|s| !s.is_null());
     let selects = |key: &str| {
         selector.and_then(|s| s.get(key)).is_some_and(|v| {
             v.as_array().is_some_and(|a| !a.is_empty())
@@ -136,7 +149,7 @@ pub fn generate(spec: &Value, engine: Engine, clusters: &[Cluster]) -> Result<Ve
             chosen.push(c);
         }
     }
-    let values = crate::render::source::string_map(spec, "values");
+    let values = &block.values;
     let mut sets = Vec::new();
     for c in &chosen {
         let mut set = json!({
@@ -170,7 +183,7 @@ pub fn generate(spec: &Value, engine: Engine, clusters: &[Cluster]) -> Result<Ve
                 map.insert("metadata".into(), Value::Object(meta));
             }
         }
-        add_values(&mut set, &values, engine)?;
+        add_values(&mut set, values, engine)?;
         sets.push(set);
     }
     if !ignore_local && !chosen.iter().any(|c| c.server == IN_CLUSTER_SERVER) {
@@ -180,10 +193,10 @@ pub fn generate(spec: &Value, engine: Engine, clusters: &[Cluster]) -> Result<Ve
             "server": IN_CLUSTER_SERVER,
             "project": "",
         });
-        add_values(&mut set, &values, engine)?;
+        add_values(&mut set, values, engine)?;
         sets.push(set);
     }
-    if spec.get("flatList").and_then(Value::as_bool) == Some(true) {
+    if *flat_list {
         return Ok(vec![json!({ "clusters": sets })]);
     }
     Ok(sets)
@@ -196,8 +209,18 @@ mod tests {
     use crate::manifest::load_str;
 
     const GO: Engine = Engine::Go {
-        missing_is_error: false,
+        missing_key: syncguard_argocd::config::appset::MissingKey::Default,
     };
+
+    /// The parameter sets of the clusters generator block `spec`.
+    fn generate(spec: Value, engine: Engine, clusters: &[Cluster]) -> Result<Vec<Value>, String> {
+        let generator = syncguard_argocd::config::appset::Generator::read(
+            &json!({ "clusters": spec }),
+            "",
+            &mut Default::default(),
+        );
+        super::generate(&generator.blocks[0], engine, clusters)
+    }
 
     fn secrets() -> Vec<Cluster> {
         let loaded = load_str(
@@ -235,7 +258,7 @@ mod tests {
     #[test]
     fn each_chosen_secret_then_the_local_cluster_unless_a_selector_is_set() {
         let c = secrets();
-        let sets = generate(&json!({"values": {"x": "{{name}}-v"}}), Engine::Fast, &c).unwrap();
+        let sets = generate(json!({"values": {"x": "{{name}}-v"}}), Engine::Fast, &c).unwrap();
         let names: Vec<&str> = sets.iter().map(|s| s["name"].as_str().unwrap()).collect();
         assert_eq!(names, ["Prod_EU", "dev", "in-cluster"]);
         assert_eq!(sets[0]["nameNormalized"], "prod-eu");
@@ -249,7 +272,7 @@ mod tests {
         assert_eq!(sets[0]["values.x"], "Prod_EU-v");
         assert_eq!(sets[1]["project"], "team");
         let sets = generate(
-            &json!({"selector": {"matchExpressions": [{"key": "env", "operator": "In", "values": ["dev"]}]}}),
+            json!({"selector": {"matchExpressions": [{"key": "env", "operator": "In", "values": ["dev"]}]}}),
             GO,
             &c,
         )
@@ -260,7 +283,7 @@ mod tests {
         // A Secret for the local server replaces the built-in local cluster.
         let mut local = c.clone();
         local[1].server = IN_CLUSTER_SERVER.into();
-        let sets = generate(&json!({"flatList": true}), Engine::Fast, &local).unwrap();
+        let sets = generate(json!({"flatList": true}), Engine::Fast, &local).unwrap();
         assert_eq!(sets.len(), 1);
         assert_eq!(sets[0]["clusters"].as_array().unwrap().len(), 2);
     }
@@ -268,13 +291,13 @@ mod tests {
     #[test]
     fn a_selector_without_any_secret_given_is_data_syncguard_lacks() {
         let e = generate(
-            &json!({"selector": {"matchLabels": {"env": "prod"}}}),
+            json!({"selector": {"matchLabels": {"env": "prod"}}}),
             Engine::Fast,
             &[],
         )
         .unwrap_err();
         assert!(e.contains(OUTSIDE) && e.contains("--clusters"), "{e}");
-        let sets = generate(&json!({}), Engine::Fast, &[]).unwrap();
+        let sets = generate(json!({}), Engine::Fast, &[]).unwrap();
         assert_eq!(sets[0]["name"], "in-cluster");
     }
 }

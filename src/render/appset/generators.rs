@@ -4,70 +4,118 @@
 //! cluster Secrets given, clusters.rs); `matrix` and `merge` combine them (nesting.rs) and a
 //! generator's `selector` filters what it made (selector.rs).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use globset::GlobBuilder;
 use serde_json::{Map, Value};
+use syncguard_argocd::config::appset::{
+    Generator, GeneratorBlock, GeneratorKind, GeneratorSpec, PathPattern,
+};
 
 use super::clusters::{self, Known};
 use super::sanitize_name;
 use super::template::{Engine, render};
-use super::{nesting, selector};
+use super::{JUDGED, nesting, selector};
 use crate::render::Repos;
 
 /// One generator's parameter sets (each a JSON object), or why it cannot be evaluated here.
-pub fn params(generator: &Value, engine: Engine, known: &Known<'_>) -> Result<Vec<Value>, String> {
+#[cfg(test)]
+pub fn params(
+    generator: &Generator,
+    engine: Engine,
+    known: &Known<'_>,
+) -> Result<Vec<Value>, String> {
     params_at(generator, engine, known, 0)
 }
 
-/// The parameter sets of a generator `depth` matrix/merge generators deep, filtered by its
-/// `selector`.
+/// The parameter sets of a generator `depth` matrix/merge generators deep: those of every kind
+/// it names, in Argo CD's order, each filtered by its `selector`.
 pub(super) fn params_at(
-    generator: &Value,
+    generator: &Generator,
     engine: Engine,
     known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
-    let kinds: Vec<&String> = generator
-        .as_object()
-        .map(|m| {
-            m.keys()
-                .filter(|k| *k != "selector" && *k != "template")
-                .collect()
-        })
-        .unwrap_or_default();
-    let sets = match kinds.as_slice() {
-        [k] if *k == "list" => list(&generator["list"], engine)?,
-        [k] if *k == "git" => git(&generator["git"], engine, known.repos)?,
-        [k] if *k == "clusters" => {
-            clusters::generate(&generator["clusters"], engine, known.clusters)?
+    // A generator a matrix or merge combines must name exactly one kind
+    // (`MatrixGenerator.getParams`, `MergeGenerator.getParams`).
+    if depth > 0 {
+        match generator.blocks.len() {
+            1 => {}
+            0 => {
+                return Err(format!(
+                    "a generator a matrix or merge combines names no kind: Argo CD fails \
+                     (\"child generator generated no parameters\") {JUDGED}"
+                ));
+            }
+            n => {
+                return Err(format!(
+                    "a generator a matrix or merge combines names {n} kinds: Argo CD fails \
+                     (\"found more than one generator in matrix.Generators\") {JUDGED}"
+                ));
+            }
         }
-        [k] if (*k == "matrix" || *k == "merge") && depth >= 2 => {
-            return Err(format!(
-                "a {k} generator nested in a nested matrix or merge: Argo CD nests them one \
-                 level deep"
-            ));
-        }
-        [k] if *k == "matrix" => nesting::matrix(&generator["matrix"], engine, known, depth + 1)?,
-        [k] if *k == "merge" => nesting::merge(&generator["merge"], engine, known, depth + 1)?,
-        [k] => {
-            return Err(format!(
-                "the {k} generator needs data {OUTSIDE} (SCM providers, pull requests, \
-                 plugins, cluster decision resources, OCI registries) that syncguard does not read"
-            ));
-        }
-        _ => return Err("a generator must name exactly one kind".into()),
-    };
-    selector::filter(generator.get("selector"), sets)
+    }
+    let mut sets = Vec::new();
+    for block in &generator.blocks {
+        sets.extend(selected(
+            generator,
+            block_params(block, engine, known, depth)?,
+        )?);
+    }
+    Ok(sets)
 }
 
-fn list(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
-    let mut elements: Vec<Value> = spec
-        .get("elements")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    if let Some(yaml) = spec.get("elementsYaml").and_then(Value::as_str)
+/// `sets` filtered by `generator`'s selector.
+pub(super) fn selected(generator: &Generator, sets: Vec<Value>) -> Result<Vec<Value>, String> {
+    selector::filter(generator.selector.as_ref(), sets)
+}
+
+/// The parameter sets of one kind of a generator `depth` matrix/merge generators deep.
+pub(super) fn block_params(
+    block: &GeneratorBlock,
+    engine: Engine,
+    known: &Known<'_>,
+    depth: usize,
+) -> Result<Vec<Value>, String> {
+    let k = block.kind.key();
+    match &block.spec {
+        GeneratorSpec::List {
+            elements,
+            elements_yaml,
+        } => list(elements, elements_yaml.as_deref(), engine),
+        GeneratorSpec::Git { .. } => git(block, engine, known.repos),
+        GeneratorSpec::Clusters { .. } => clusters::generate(block, engine, known.clusters),
+        GeneratorSpec::Combination { .. } if depth >= 2 => Err(format!(
+            "a {k} generator nested in a nested matrix or merge: Argo CD nests them one level deep"
+        )),
+        GeneratorSpec::Combination { .. } if block.kind == GeneratorKind::Matrix => {
+            nesting::matrix(block, engine, known, depth + 1)
+        }
+        GeneratorSpec::Combination { .. } => nesting::merge(block, engine, known, depth + 1),
+        GeneratorSpec::External => Err(format!(
+            "the {k} generator needs data {OUTSIDE} (SCM providers, pull requests, \
+             plugins, cluster decision resources, OCI registries) that syncguard does not read"
+        )),
+    }
+}
+
+/// Why a generator that names no kind generates nothing (`{}`, or only keys that are not
+/// generators: the API server drops them).
+pub(super) fn no_kind() -> String {
+    format!(
+        "names no generator kind: Argo CD generates nothing from it (\"contains unrecognized \
+         generators\") {JUDGED}"
+    )
+}
+
+fn list(
+    elements: &[Value],
+    elements_yaml: Option<&str>,
+    engine: Engine,
+) -> Result<Vec<Value>, String> {
+    let mut elements: Vec<Value> = elements.to_vec();
+    if let Some(yaml) = elements_yaml
         && !yaml.trim().is_empty()
     {
         let parsed = crate::manifest::parse_yaml_value(yaml)
@@ -112,40 +160,26 @@ fn list(spec: &Value, engine: Engine) -> Result<Vec<Value>, String> {
 /// skipped source of its ApplicationSet, not an error.
 pub const OUTSIDE: &str = "from outside the repository";
 
-fn git(spec: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String> {
-    let url = spec
-        .get("repoURL")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
+fn git(block: &GeneratorBlock, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String> {
+    let GeneratorSpec::Git {
+        repo_url: url,
+        directories,
+        files,
+        path_param_prefix: prefix,
+        ..
+    } = &block.spec
+    else {
+        return Ok(Vec::new());
+    };
     let Some(root) = repos.dir_for(url) else {
         return Err(format!(
             "git generator: {url} is not a local repository (map it with --repo {url}=DIR)"
         ));
     };
-    let prefix = spec
-        .get("pathParamPrefix")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let values = crate::render::source::string_map(spec, "values");
-    let patterns = |key: &str| -> Vec<(String, bool)> {
-        spec.get(key)
-            .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .map(|d| {
-                        (
-                            d.get("path")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_string(),
-                            d.get("exclude").and_then(Value::as_bool).unwrap_or(false),
-                        )
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+    let patterns = |list: &[PathPattern]| -> Vec<(String, bool)> {
+        list.iter().map(|p| (p.path.clone(), p.exclude)).collect()
     };
-    let (dirs, files) = (patterns("directories"), patterns("files"));
+    let (dirs, files) = (patterns(directories), patterns(files));
     let mut sets = Vec::new();
     if !dirs.is_empty() {
         for dir in matching_directories(root, &dirs)? {
@@ -167,7 +201,7 @@ fn git(spec: &Value, engine: Engine, repos: &Repos) -> Result<Vec<Value>, String
         return Err("git generator: neither directories nor files".into());
     }
     for set in &mut sets {
-        add_values(set, &values, engine)?;
+        add_values(set, &block.values, engine)?;
     }
     Ok(sets)
 }
@@ -286,7 +320,7 @@ pub(super) fn leaf_text(v: &Value) -> String {
 /// The generator's `values`, rendered with the set's own parameters.
 pub(super) fn add_values(
     set: &mut Value,
-    values: &[(String, String)],
+    values: &BTreeMap<String, String>,
     engine: Engine,
 ) -> Result<(), String> {
     let mut rendered = Map::new();

@@ -4,8 +4,11 @@
 //! given, `matrix` and `merge` of those), the generator's own `template`
 //! laid under the ApplicationSet's, every string rendered with each set, the Application in the
 //! ApplicationSet's namespace with Argo CD's resources finalizer unless
-//! `preserveResourcesOnDeletion`. Generators that need the cluster or an SCM provider are
-//! reported as such.
+//! `preserveResourcesOnDeletion`, and the `templatePatch` laid over it. Generators that need the
+//! cluster or an SCM provider are reported as such. The ApplicationSet is read once, through
+//! the shared vocabulary (`syncguard_argocd::config::appset`); what is wrong with the
+//! ApplicationSet itself (a generator naming no kind, a template that does not parse) is marked
+//! [`JUDGED`]: a finding of SG610, not an input error.
 
 mod clusters;
 mod generators;
@@ -14,14 +17,20 @@ mod selector;
 mod template;
 
 use serde_json::{Map, Value, json};
+use syncguard_argocd::config::appset::{ApplicationSet, valid_go_template_option};
 
 use crate::model::Resource;
 pub use clusters::{Known, clusters_of};
 pub use generators::OUTSIDE;
-use template::{Engine, render_value};
+use template::{Engine, RenderError, render, render_value};
 
 /// The finalizer Argo CD's ApplicationSet controller puts on the Applications it creates.
 const RESOURCES_FINALIZER: &str = "resources-finalizer.argocd.argoproj.io";
+
+/// How a problem of the ApplicationSet itself says so: `syncguard check` reports it as a
+/// finding of SG610 on the ApplicationSet (policies/applicationset_template.rego), not as an
+/// input error, and the rest of the input is still judged.
+pub const JUDGED: &str = "(SG610)";
 
 /// Whether `r` is an ApplicationSet.
 pub fn is_application_set(r: &Resource) -> bool {
@@ -34,68 +43,178 @@ pub fn generate(
     known: &Known<'_>,
     control_plane_namespace: &str,
 ) -> (Vec<Resource>, Vec<String>) {
-    let spec = r.raw.get("spec").cloned().unwrap_or(Value::Null);
-    let options: Vec<&str> = spec
-        .get("goTemplateOptions")
-        .and_then(Value::as_array)
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
-    let engine = if spec.get("goTemplate").and_then(Value::as_bool) == Some(true) {
-        Engine::Go {
-            missing_is_error: options.contains(&"missingkey=error"),
-        }
-    } else {
-        Engine::Fast
-    };
+    let set = ApplicationSet::from_value(&r.raw);
+    let engine = set.engine();
     let mut errors = Vec::new();
-    if spec.get("templatePatch").is_some_and(|p| !p.is_null()) {
-        errors.push("templatePatch is not applied by syncguard".into());
+    if let Engine::Go { .. } = engine
+        && let Some(bad) = set
+            .go_template_options
+            .iter()
+            .find(|o| !valid_go_template_option(o))
+    {
+        errors.push(format!(
+            "goTemplateOptions: {bad:?} is not an option of Go templates: Argo CD's controller \
+             panics (\"unrecognized option: {bad}\") and generates nothing {JUDGED}"
+        ));
         return (Vec::new(), errors);
     }
-    let base = spec.get("template").cloned().unwrap_or(Value::Null);
-    let preserve = spec
-        .pointer("/syncPolicy/preserveResourcesOnDeletion")
-        .and_then(Value::as_bool)
-        == Some(true);
-    let namespace = r
+    let base = &set.template.raw;
+    let preserve = set.sync_policy.preserve_resources_on_deletion;
+    let namespace = set
         .namespace
         .clone()
         .unwrap_or_else(|| control_plane_namespace.to_string());
     let mut apps = Vec::new();
-    for (n, generator) in spec
-        .get("generators")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let sets = match generators::params(generator, engine, known) {
-            Ok(sets) => sets,
-            Err(e) => {
-                errors.push(format!("generator {}: {e}", n + 1));
-                continue;
-            }
-        };
-        let mut tmpl = generator
-            .as_object()
-            .and_then(|g| g.values().find_map(|k| k.get("template").cloned()))
-            .unwrap_or(Value::Null);
-        merge_under(&mut tmpl, &base);
-        for set in sets {
-            match render_value(&tmpl, &set, engine) {
-                Ok(rendered) => match application(&rendered, &namespace, preserve, r) {
-                    Some(app) => apps.push(app),
-                    None => errors.push(format!(
-                        "generator {}: the template renders no Application name",
-                        n + 1
-                    )),
-                },
-                Err(e) => errors.push(format!("generator {}: {e}", n + 1)),
+    for (n, generator) in set.generators.iter().enumerate() {
+        if generator.blocks.is_empty() {
+            errors.push(format!("generator {}: {}", n + 1, generators::no_kind()));
+            continue;
+        }
+        // Each kind a generator names is evaluated on its own, with its own template.
+        for block in &generator.blocks {
+            let sets = match generators::block_params(block, engine, known, 0)
+                .and_then(|sets| generators::selected(generator, sets))
+            {
+                Ok(sets) => sets,
+                Err(e) => {
+                    errors.push(format!("generator {}: {e}", n + 1));
+                    continue;
+                }
+            };
+            let mut tmpl = block
+                .template
+                .as_ref()
+                .map_or(Value::Null, |t| t.raw.clone());
+            merge_under(&mut tmpl, base);
+            for params in sets {
+                let app = render_value(&tmpl, &params, engine)
+                    .map_err(judged)
+                    .and_then(|rendered| {
+                        application(&rendered, &namespace, preserve)
+                            .ok_or_else(|| "the template renders no Application name".to_string())
+                    })
+                    .and_then(|app| patched(app, &set, &params, engine, &namespace));
+                match app {
+                    Ok(raw) => match Resource::from_value(raw, r.origin.clone()) {
+                        Ok(app) => apps.push(app),
+                        Err(e) => errors.push(format!("generator {}: {e}", n + 1)),
+                    },
+                    Err(e) => errors.push(format!("generator {}: {e}", n + 1)),
+                }
             }
         }
     }
     let apps = without_duplicate_names(apps, &r.name, &mut errors);
     (apps, errors)
+}
+
+/// A render error as a problem line: a template that does not parse is the ApplicationSet's
+/// own problem, reported by SG610.
+fn judged(e: RenderError) -> String {
+    match e {
+        RenderError::Invalid(m) => format!("{m} {JUDGED}"),
+        other => other.to_string(),
+    }
+}
+
+/// `app` with the ApplicationSet's `templatePatch` applied, as Argo CD 3.6.1 does it
+/// (`applicationset/controllers/template/patch.go`): the patch is rendered with the parameter
+/// set like any template, read as YAML (or JSON), and laid over the generated Application as a
+/// strategic-merge patch (maps merged, lists replaced, `null` removes, `metadata.finalizers`
+/// merged); the patch cannot change the project, and the Application stays in the
+/// ApplicationSet's namespace. A patch that renders empty changes nothing.
+fn patched(
+    mut app: Value,
+    set: &ApplicationSet,
+    params: &Value,
+    engine: Engine,
+    namespace: &str,
+) -> Result<Value, String> {
+    let Some(patch) = &set.template_patch else {
+        return Ok(app);
+    };
+    let text = render(patch, params, engine)
+        .map_err(|e| format!("error replacing values in templatePatch: {}", judged(e)))?;
+    let patch = crate::manifest::parse_yaml_value(&text)
+        .map_err(|e| format!("error while converting templatePatch to json {text:?}: {e}"))?;
+    match &patch {
+        Value::Null => return Ok(app),
+        Value::Object(_) => {}
+        _ => {
+            return Err(format!(
+                "invalid templatePatch {text:?}: not a mapping of Application fields"
+            ));
+        }
+    }
+    let project = app.pointer("/spec/project").cloned();
+    strategic_merge(&mut app, &patch, 0, false);
+    if let Some(spec) = app.get_mut("spec").and_then(Value::as_object_mut) {
+        match project {
+            Some(p) => {
+                spec.insert("project".into(), p);
+            }
+            None => {
+                spec.remove("project");
+            }
+        }
+    }
+    if let Some(meta) = app.get_mut("metadata").and_then(Value::as_object_mut) {
+        meta.insert("namespace".into(), Value::String(namespace.into()));
+    }
+    Ok(app)
+}
+
+/// `patch` laid over `target` as Kubernetes' strategic merge patch does for an Application,
+/// whose only merged list is `metadata.finalizers` (`depth` and `in_metadata` track where).
+fn strategic_merge(target: &mut Value, patch: &Value, depth: usize, in_metadata: bool) {
+    let (Value::Object(t), Value::Object(p)) = (&mut *target, patch) else {
+        *target = without_nulls(patch);
+        return;
+    };
+    if p.get("$patch").and_then(Value::as_str) == Some("replace") {
+        let mut replaced = p.clone();
+        replaced.remove("$patch");
+        *target = without_nulls(&Value::Object(replaced));
+        return;
+    }
+    for (k, v) in p {
+        if k.starts_with('$') {
+            continue;
+        }
+        if v.is_null() || v.get("$patch").and_then(Value::as_str) == Some("delete") {
+            t.remove(k);
+            continue;
+        }
+        match (t.get_mut(k), v) {
+            (Some(tv @ Value::Object(_)), Value::Object(_)) => {
+                strategic_merge(tv, v, depth + 1, depth == 0 && k == "metadata");
+            }
+            (Some(Value::Array(items)), Value::Array(more)) if in_metadata && k == "finalizers" => {
+                for m in more {
+                    if !items.contains(m) {
+                        items.push(m.clone());
+                    }
+                }
+            }
+            _ => {
+                t.insert(k.clone(), without_nulls(v));
+            }
+        }
+    }
+}
+
+/// `v` without the keys whose value is `null` (absent once decoded into Argo CD's types).
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(k, x)| !x.is_null() && !k.starts_with('$'))
+                .map(|(k, x)| (k.clone(), without_nulls(x)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The generated Applications whose names are unique: Argo CD 3.6.1
@@ -156,8 +275,8 @@ fn is_empty(v: &Value) -> bool {
     }
 }
 
-/// The Application of a rendered template.
-fn application(tmpl: &Value, namespace: &str, preserve: bool, set: &Resource) -> Option<Resource> {
+/// The Application of a rendered template (`None` when it has no name).
+fn application(tmpl: &Value, namespace: &str, preserve: bool) -> Option<Value> {
     let meta = tmpl.get("metadata").cloned().unwrap_or(Value::Null);
     let name = meta
         .get("name")
@@ -179,34 +298,17 @@ fn application(tmpl: &Value, namespace: &str, preserve: bool, set: &Resource) ->
     if let Some(f) = finalizers {
         metadata.insert("finalizers".into(), f);
     }
-    let raw = json!({
+    Some(json!({
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": Value::Object(metadata),
         "spec": tmpl.get("spec").cloned().unwrap_or(json!({})),
-    });
-    Resource::from_value(raw, set.origin.clone()).ok()
+    }))
 }
 
 /// Argo CD's `SanitizeName`: lower case, anything but `a-z0-9.-` becomes `-`, at most 253
 /// characters, `-` and `.` trimmed from both ends.
-pub(crate) fn sanitize_name(name: &str) -> String {
-    let lowered = name.to_lowercase();
-    let mut out: String = lowered
-        .chars()
-        .map(|c| {
-            if c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '.' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    if out.len() > 253 {
-        out.truncate(253);
-    }
-    out.trim_matches(|c| c == '-' || c == '.').to_string()
-}
+pub(crate) use syncguard_argocd::config::appset::gotemplate::sanitize_name;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
@@ -458,5 +560,129 @@ spec:
                 .starts_with("ApplicationSet envs contains applications with duplicate name: qa"),
             "{errors:?}"
         );
+    }
+
+    #[test]
+    fn a_generator_naming_no_kind_generates_nothing_and_is_the_sets_own_problem() {
+        let set = load_str(
+            "appset.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\n\
+             spec:\n  generators: [{}, {lists: {elements: [{env: qa}]}}, {list: {elements: [{env: prod}]}}]\n  \
+             template: {metadata: {name: '{{env}}'}, spec: {}}\n",
+        );
+        let (apps, errors) = generate(
+            &set.resources[0],
+            &Known::repos(&Repos::default()),
+            "argocd",
+        );
+        assert_eq!(names(&apps), ["prod"]);
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors
+                .iter()
+                .all(|e| e.contains("names no generator kind") && e.contains(JUDGED)),
+            "{errors:?}"
+        );
+        // Go templates that do not parse, and options Go refuses, are the set's own problems
+        // too.
+        let set = load_str(
+            "appset.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\n\
+             spec:\n  goTemplate: true\n  generators: [{list: {elements: [{env: prod}]}}]\n  \
+             template: {metadata: {name: '{{env}}'}, spec: {}}\n",
+        );
+        let (apps, errors) = generate(
+            &set.resources[0],
+            &Known::repos(&Repos::default()),
+            "argocd",
+        );
+        assert!(apps.is_empty());
+        assert!(
+            errors[0].contains(r#"function "env" not defined"#) && errors[0].contains(JUDGED),
+            "{errors:?}"
+        );
+        let set = load_str(
+            "appset.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {name: s}\n\
+             spec:\n  goTemplate: true\n  goTemplateOptions: [missingkey=strict]\n  \
+             generators: [{list: {elements: [{env: prod}]}}]\n  \
+             template: {metadata: {name: '{{ .env }}'}, spec: {}}\n",
+        );
+        let (apps, errors) = generate(
+            &set.resources[0],
+            &Known::repos(&Repos::default()),
+            "argocd",
+        );
+        assert!(apps.is_empty());
+        assert!(errors[0].contains("unrecognized option") && errors[0].contains(JUDGED));
+    }
+
+    #[test]
+    fn the_template_patch_is_laid_over_each_application() {
+        let set = load_str(
+            "appset.yaml",
+            r#"apiVersion: argoproj.io/v1alpha1
+kind: ApplicationSet
+metadata: {name: apps, namespace: argocd}
+spec:
+  goTemplate: true
+  goTemplateOptions: [missingkey=error]
+  generators:
+  - list:
+      elements:
+      - {app: web, team: shop, autoSync: true}
+      - {app: api, team: core, autoSync: false}
+  template:
+    metadata: {name: '{{ .app }}', labels: {app: '{{ .app }}'}}
+    spec:
+      project: default
+      source: {repoURL: https://example.com/r.git, path: 'apps/{{ .app }}'}
+      destination: {server: https://kubernetes.default.svc, namespace: '{{ .app }}'}
+  templatePatch: |
+    metadata:
+      namespace: elsewhere
+      labels:
+        team: {{ .team }}
+      finalizers: [example.com/cleanup]
+    spec:
+      project: other
+    {{- if .autoSync }}
+      syncPolicy:
+        automated:
+          prune: true
+    {{- end }}
+"#,
+        );
+        let (apps, errors) = generate(
+            &set.resources[0],
+            &Known::repos(&Repos::default()),
+            "argocd",
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(names(&apps), ["web", "api"]);
+        let web = &apps[0].raw;
+        assert_eq!(
+            web["metadata"]["labels"],
+            json!({"app": "web", "team": "shop"})
+        );
+        assert_eq!(
+            web["metadata"]["finalizers"],
+            json!([RESOURCES_FINALIZER, "example.com/cleanup"])
+        );
+        // The patch cannot move the Application or change its project.
+        assert_eq!(web["metadata"]["namespace"], "argocd");
+        assert_eq!(web["spec"]["project"], "default");
+        assert_eq!(web["spec"]["syncPolicy"]["automated"]["prune"], true);
+        assert_eq!(web["spec"]["source"]["path"], "apps/web");
+        assert!(apps[1].raw["spec"].get("syncPolicy").is_none());
+        assert_eq!(apps[1].raw["metadata"]["labels"]["team"], "core");
+        // A patch that is not a mapping is Argo CD's error for that Application.
+        let mut raw = set.resources[0].raw.clone();
+        raw["spec"]["templatePatch"] = json!("- {{ .app }}");
+        let bad = Resource::from_value(raw, None).unwrap();
+        let (apps, errors) = generate(&bad, &Known::repos(&Repos::default()), "argocd");
+        assert!(apps.is_empty());
+        assert!(errors[0].contains("invalid templatePatch"), "{errors:?}");
+        assert!(!errors[0].contains(JUDGED));
     }
 }

@@ -16,23 +16,26 @@
 //! generators are plain ones.
 
 use serde_json::{Map, Value};
+use syncguard_argocd::config::Notes;
+use syncguard_argocd::config::appset::{Generator, GeneratorBlock, GeneratorSpec};
 
+use super::JUDGED;
 use super::clusters::Known;
 use super::generators::{leaf_text, params_at};
-use super::template::{Engine, render_if_known, render_value};
+use super::template::{Engine, RenderError, render_if_known, render_value};
 
-/// The parameter sets of a `matrix` generator's spec; `depth` is the nesting level of its
+/// The parameter sets of a `matrix` generator block; `depth` is the nesting level of its
 /// child generators.
 pub fn matrix(
-    spec: &Value,
+    block: &GeneratorBlock,
     engine: Engine,
     known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
-    let children = children(spec, "matrix")?;
+    let children = block.children();
     let [first, second] = children else {
         return Err(format!(
-            "a matrix generator combines exactly two generators ({} given)",
+            "a matrix generator combines exactly two generators ({} given) {JUDGED}",
             children.len()
         ));
     };
@@ -40,8 +43,9 @@ pub fn matrix(
         params_at(first, engine, known, depth).map_err(|e| format!("matrix generator 1: {e}"))?;
     let mut out = Vec::new();
     for a in &firsts {
-        let interpolated = interpolate(second, a, engine)
+        let interpolated = interpolate(&second.raw, a, engine)
             .map_err(|e| format!("matrix generator 2, with the parameters of generator 1: {e}"))?;
+        let interpolated = Generator::read(&interpolated, &second.pointer, &mut Notes::default());
         let seconds = params_at(&interpolated, engine, known, depth)
             .map_err(|e| format!("matrix generator 2: {e}"))?;
         for b in seconds {
@@ -59,25 +63,28 @@ pub fn matrix(
     Ok(out)
 }
 
-/// The parameter sets of a `merge` generator's spec.
+/// The parameter sets of a `merge` generator block.
 pub fn merge(
-    spec: &Value,
+    block: &GeneratorBlock,
     engine: Engine,
     known: &Known<'_>,
     depth: usize,
 ) -> Result<Vec<Value>, String> {
-    let children = children(spec, "merge")?;
+    let children = block.children();
     if children.len() < 2 {
         return Err(format!(
-            "a merge generator needs at least two generators ({} given)",
+            "a merge generator needs at least two generators ({} given) {JUDGED}",
             children.len()
         ));
     }
-    let mut keys: Vec<String> = crate::render::source::strings(spec, "mergeKeys");
+    let mut keys: Vec<String> = match &block.spec {
+        GeneratorSpec::Combination { merge_keys, .. } => merge_keys.clone(),
+        _ => Vec::new(),
+    };
     keys.sort();
     keys.dedup();
     if keys.is_empty() {
-        return Err("a merge generator needs mergeKeys".into());
+        return Err(format!("a merge generator needs mergeKeys {JUDGED}"));
     }
     let mut base: Vec<(String, Value)> = Vec::new();
     for (n, child) in children.iter().enumerate() {
@@ -103,14 +110,6 @@ pub fn merge(
         }
     }
     Ok(base.into_iter().map(|(_, set)| set).collect())
-}
-
-/// The `generators` list of a matrix or merge spec.
-fn children<'a>(spec: &'a Value, kind: &str) -> Result<&'a [Value], String> {
-    spec.get("generators")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .ok_or_else(|| format!("a {kind} generator without generators"))
 }
 
 /// Each set with its merge key: the JSON of its merge-key values (absent ones `null`), as
@@ -160,7 +159,7 @@ fn canonical(v: &Value) -> String {
 /// The second generator of a matrix with the first's parameters rendered into its spec. With
 /// Go templates the `values` of a git or clusters generator keep every entry that names a key
 /// the first generator does not give: the generator fills those from its own parameters.
-fn interpolate(generator: &Value, params: &Value, engine: Engine) -> Result<Value, String> {
+fn interpolate(generator: &Value, params: &Value, engine: Engine) -> Result<Value, RenderError> {
     if params.as_object().is_none_or(Map::is_empty) {
         return Ok(generator.clone());
     }
@@ -186,7 +185,7 @@ fn interpolate(generator: &Value, params: &Value, engine: Engine) -> Result<Valu
                     k.clone(),
                     Value::String(
                         render_if_known(text, params)
-                            .map_err(|e| format!("{kind}.values.{k}: {e}"))?,
+                            .map_err(|e| RenderError::Failed(format!("{kind}.values.{k}: {e}")))?,
                     ),
                 );
             }
@@ -262,10 +261,11 @@ mod tests {
 
     const FAST: Engine = Engine::Fast;
     const GO: Engine = Engine::Go {
-        missing_is_error: false,
+        missing_key: syncguard_argocd::config::appset::MissingKey::Default,
     };
 
     fn sets(generator: Value, engine: Engine) -> Result<Vec<Value>, String> {
+        let generator = Generator::read(&generator, "", &mut Notes::default());
         params(&generator, engine, &Known::repos(&Repos::default()))
     }
 
@@ -355,6 +355,12 @@ mod tests {
         ]}});
         let err = sets(too_deep, FAST).unwrap_err();
         assert!(err.contains("one level deep"), "{err}");
+        // Each generator a matrix combines names exactly one kind.
+        let empty = json!({"matrix": {"generators": [leaf(), {}]}});
+        assert!(sets(empty, FAST).unwrap_err().contains("names no kind"));
+        let two =
+            json!({"matrix": {"generators": [leaf(), {"list": {"elements": []}, "clusters": {}}]}});
+        assert!(sets(two, FAST).unwrap_err().contains("names 2 kinds"));
         let three = json!({"matrix": {"generators": [leaf(), leaf(), leaf()]}});
         assert!(
             sets(three, FAST)

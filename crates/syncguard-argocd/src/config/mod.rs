@@ -12,13 +12,14 @@
 //! - [`application`]: `argoproj.io/Application` (spec and status).
 //! - [`source`]: one source of an Application (Git, Helm repository, OCI).
 //! - [`ignore`]: one `ignoreDifferences` rule and how Argo CD matches it to an object.
-//! - [`settings`]: the keys of `argocd-cm` syncguard reads.
 //! - [`project`]: `argoproj.io/AppProject` and what it permits (destinations, repositories,
 //!   kinds), as Argo CD matches them release by release.
 //! - [`sync_window`]: one sync window of a project: its schedule, duration and time zone as
 //!   Argo CD parses them, and which Applications it applies to.
+//! - [`appset`]: `argoproj.io/ApplicationSet`, its generators and its templates.
 
 pub mod application;
+pub mod appset;
 pub mod glob;
 pub mod ignore;
 pub mod source;
