@@ -19,6 +19,11 @@ pub struct Governed {
     pub objects: usize,
     /// One entry per `spec.ignoreDifferences` entry, in order.
     pub ignore_differences: Vec<EntryFacts>,
+    /// Namespaced objects by the namespace they land in (their own, else the destination), in
+    /// first-seen order: `[namespace, count]`.
+    pub namespaces: Vec<(String, usize)>,
+    /// Namespaces the Application's own objects create (`Namespace` objects among them).
+    pub creates_namespaces: Vec<String>,
 }
 
 /// One `ignoreDifferences` entry held to the Application's objects.
@@ -90,7 +95,24 @@ pub struct JqFacts {
 /// `strategic_merge` as for [`hidden`].
 pub fn governed(app: &Application, members: &[&Resource], strategic_merge: bool) -> Governed {
     let respect = app.respects_ignore_differences();
+    let mut namespaces: Vec<(String, usize)> = Vec::new();
+    let mut creates_namespaces = Vec::new();
+    for r in members {
+        if r.group.is_empty() && r.kind == "Namespace" {
+            creates_namespaces.push(r.name.clone());
+        }
+        let ns = namespace_of(r, &app.destination_namespace);
+        if ns.is_empty() {
+            continue;
+        }
+        match namespaces.iter_mut().find(|(n, _)| n == ns) {
+            Some((_, c)) => *c += 1,
+            None => namespaces.push((ns.to_string(), 1)),
+        }
+    }
     Governed {
+        namespaces,
+        creates_namespaces,
         objects: members.len(),
         ignore_differences: app
             .ignore_rules
@@ -340,6 +362,7 @@ mod tests {
         let s = res(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web"}}));
         let g = governed(&app, &[&d, &s], true);
         assert_eq!(g.objects, 2);
+        assert_eq!(g.namespaces, vec![("shop".to_string(), 2)]);
         let [no_group, pointers, jq] = g.ignore_differences.as_slice() else {
             panic!("{g:?}")
         };
