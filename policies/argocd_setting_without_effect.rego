@@ -9,6 +9,9 @@
 #  2. In a multi-source Application, `$<ref>` in a Helm valueFiles path is the root of the ref
 #     source's repository, whatever the ref source's `path` says: `$values/values.yaml` with
 #     `path: envs/prod` on the ref source reads values.yaml at the root, not envs/prod/values.yaml.
+#  3. A sync option Argo CD does not know (`ServiceSideApply=true`, `prunelast=true`), in an
+#     Application's syncOptions or an object's argocd.argoproj.io/sync-options: Argo CD accepts
+#     it and ignores it, so the option meant is never in effect (input.unknown_sync_options).
 package syncguard.rules.argocd_setting_without_effect
 
 meta := {
@@ -23,15 +26,13 @@ meta := {
 		"are not the ones meant (or the file is missing).",
 	]),
 	"docs": "docs/rules/SG307.md",
-	"kinds": ["Application"], # only these kinds can be reported: others skip the rule
 }
 
 # 1. CreateNamespace=true while every object lands in another namespace.
-violations contains {"msg": msg, "path": sprintf("/spec/syncPolicy/syncOptions/%d", [i])} if {
+violations contains {"msg": msg, "path": "/spec/destination/namespace"} if {
 	input.resource.kind == "Application"
 	_applies
-	some i, option in _sync_options
-	option == "CreateNamespace=true"
+	"CreateNamespace=true" in _sync_options
 	destination := _str(_destination, "namespace")
 	destination != ""
 	count(_governed.namespaces) > 0
@@ -67,6 +68,36 @@ violations contains {"msg": msg, "path": sprintf("/spec/sources/%d/helm/valueFil
 		[_name, file, rest, ref, ref, base, sprintf("$%s/%s/%s", [ref, base, rest])],
 	)
 }
+
+# 3a. An unknown option in an Application's syncOptions.
+violations contains {"msg": msg, "path": sprintf("/spec/syncPolicy/syncOptions/%d", [i])} if {
+	input.unknown_sync_options # cheap first test: absent unless some option is unknown
+	_applies
+	some u in input.unknown_sync_options
+	u.from == "application"
+	some i, written in _sync_options
+	trim_space(written) == u.option
+	msg := sprintf(
+		"Application %s: sync option %q is not one Argo CD knows: it is accepted and ignored, so it never takes effect.%s",
+		[_name, u.option, _suggestion(u)],
+	)
+}
+
+# 3b. An unknown option in an object's own sync-options annotation.
+violations contains {"msg": msg, "path": "/metadata/annotations/argocd.argoproj.io~1sync-options"} if {
+	input.unknown_sync_options # cheap first test: absent unless some option is unknown
+	_applies
+	some u in input.unknown_sync_options
+	u.from == "annotation"
+	msg := sprintf(
+		"%s %s: sync option %q in argocd.argoproj.io/sync-options is not one Argo CD knows: it is ignored, so it never takes effect.%s",
+		[_str(_resource, "kind"), _name, u.option, _suggestion(u)],
+	)
+}
+
+_suggestion(u) := sprintf(" Did you mean %s?", [u.suggestion]) if is_string(u.suggestion)
+
+else := " See the sync options Argo CD reads: https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/"
 
 # ---- facts ----
 

@@ -27,7 +27,7 @@ test_create_namespace_while_objects_land_elsewhere if {
 	vs := rule.violations with input as d
 	count(vs) == 1
 	some v in vs
-	v.path == "/spec/syncPolicy/syncOptions/1"
+	v.path == "/spec/destination/namespace"
 	v.msg == "Application shop: CreateNamespace=true creates the destination namespace \"shop\", but none of its 3 objects land there: they go to \"shop-prod\" (a Kustomize namespace, or one the chart sets). Argo CD creates only the destination namespace, so the sync fails with namespaces not found unless \"shop-prod\" already exist. Set destination.namespace to the namespace the objects use, or add that Namespace to the Application."
 }
 
@@ -68,4 +68,36 @@ test_a_ref_path_written_in_full_is_fine if {
 test_a_deletion_is_never_judged if {
 	d := object.union(doc(create_ns, {"objects": 3, "namespaces": [["x", 3]], "creates_namespaces": []}), {"operation": "DELETE"})
 	count(rule.violations) == 0 with input as d
+}
+
+test_an_unknown_application_sync_option_names_the_one_meant if {
+	spec := {"syncPolicy": {"syncOptions": ["CreateNamespace=true", " ServiceSideApply=true"]}}
+	d := {
+		"operation": "CHECK", "resource": app(spec),
+		"unknown_sync_options": [{"option": "ServiceSideApply=true", "from": "application", "suggestion": "ServerSideApply=true"}],
+	}
+	vs := rule.violations with input as d
+	count(vs) == 1
+	some v in vs
+	v.path == "/spec/syncPolicy/syncOptions/1"
+	v.msg == "Application shop: sync option \"ServiceSideApply=true\" is not one Argo CD knows: it is accepted and ignored, so it never takes effect. Did you mean ServerSideApply=true?"
+}
+
+test_an_unknown_annotation_sync_option_without_a_near_one_links_the_list if {
+	d := {
+		"operation": "CHECK",
+		"resource": {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+		"unknown_sync_options": [{"option": "Frobnicate=true", "from": "annotation", "suggestion": null}],
+	}
+	vs := rule.violations with input as d
+	count(vs) == 1
+	some v in vs
+	v.path == "/metadata/annotations/argocd.argoproj.io~1sync-options"
+	contains(v.msg, "ConfigMap c: sync option \"Frobnicate=true\"")
+	contains(v.msg, "https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/")
+}
+
+test_known_options_are_fine if {
+	spec := {"syncPolicy": {"syncOptions": ["CreateNamespace=true"]}}
+	count(rule.violations) == 0 with input as {"operation": "CHECK", "resource": app(spec)}
 }

@@ -712,6 +712,9 @@ impl<'a> AppView<'a> {
         if let Some(facts) = appset_facts(me.resource) {
             doc.insert("appset".into(), facts);
         }
+        if let Some(unknown) = unknown_sync_options(me.resource, me.facts) {
+            doc.insert("unknown_sync_options".into(), unknown);
+        }
         doc.insert(
             "health_check".into(),
             json!(health_check_name(
@@ -1037,6 +1040,36 @@ pub fn appset_facts(r: &Resource) -> Option<Value> {
     }
     let set = syncguard_argocd::config::appset::ApplicationSet::from_value(&r.raw);
     serde_json::to_value(syncguard_argocd::config::appset::facts::of(&set)).ok()
+}
+
+/// `input.unknown_sync_options`: the sync options Argo CD does not know and ignores, each with
+/// where it is written (`annotation`: the object's `argocd.argoproj.io/sync-options`;
+/// `application`: an Application's `spec.syncPolicy.syncOptions`) and the known option it was
+/// probably meant as. `None` when there is none (the key is then absent).
+pub fn unknown_sync_options(r: &Resource, facts: &SyncFacts) -> Option<Value> {
+    let entry = |option: &str, from: &str| {
+        json!({
+            "option": option,
+            "from": from,
+            "suggestion": crate::model::argo::closest_sync_option(option),
+        })
+    };
+    let mut out: Vec<Value> = facts
+        .sync_options
+        .unknown
+        .iter()
+        .map(|o| entry(o, "annotation"))
+        .collect();
+    if is_application(r) {
+        let app = Application::read(&r.raw);
+        out.extend(
+            app.sync_options
+                .unknown
+                .iter()
+                .map(|o| entry(o, "application")),
+        );
+    }
+    (!out.is_empty()).then_some(Value::Array(out))
 }
 
 /// True when some string of the object holds a template action (`{{` before `}}`): a manifest

@@ -255,7 +255,56 @@ const KNOWN_SYNC_OPTIONS: &[&str] = &[
     "PrunePropagationPolicy=background",
     "PrunePropagationPolicy=foreground",
     "PrunePropagationPolicy=orphan",
+    // The other value of a boolean option: the default, so no effect, but no mistake either.
+    "PruneLast=false",
+    "Force=false",
+    "SkipDryRunOnMissingResource=false",
+    "CreateNamespace=false",
+    "ApplyOutOfSyncOnly=false",
+    "RespectIgnoreDifferences=false",
+    "FailOnSharedResource=false",
+    "ClientSideApplyMigration=true",
 ];
+
+/// The known sync option an unknown `item` was probably meant as: the same ignoring case, else
+/// the nearest by edit distance (at most 3 edits, e.g. `ServiceSideApply=true`).
+pub fn closest_sync_option(item: &str) -> Option<&'static str> {
+    if let Some(k) = KNOWN_SYNC_OPTIONS
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(item.trim()))
+    {
+        return Some(k);
+    }
+    KNOWN_SYNC_OPTIONS
+        .iter()
+        .map(|k| (edit_distance(k, item.trim()), *k))
+        .filter(|(d, _)| *d <= 3)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance by characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row.first().copied().unwrap_or(0);
+        if let Some(first) = row.first_mut() {
+            *first = i + 1;
+        }
+        for (j, cb) in b.iter().enumerate() {
+            let above = row.get(j + 1).copied().unwrap_or(0);
+            let left = row.get(j).copied().unwrap_or(0);
+            let cost = usize::from(ca != *cb);
+            let best = (prev + cost).min(above + 1).min(left + 1);
+            prev = above;
+            if let Some(slot) = row.get_mut(j + 1) {
+                *slot = best;
+            }
+        }
+    }
+    row.last().copied().unwrap_or(0)
+}
 
 impl SyncOptions {
     /// Parses a CSV annotation value.
@@ -615,6 +664,25 @@ fn push_unique<T: PartialEq>(v: &mut Vec<T>, item: T) {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn an_unknown_sync_option_is_matched_to_the_one_meant() {
+        assert_eq!(
+            closest_sync_option("ServiceSideApply=true"),
+            Some("ServerSideApply=true")
+        );
+        assert_eq!(
+            closest_sync_option("prunelast=TRUE"),
+            Some("PruneLast=true")
+        );
+        assert_eq!(closest_sync_option("Something=else"), None);
+        assert!(
+            SyncOptions::from_items(["CreateNamespace=false"])
+                .unknown
+                .is_empty()
+        );
+    }
+
     use super::*;
     use serde_json::{Map, Value, json};
 
