@@ -243,7 +243,7 @@ fn frozen_list(object: &Value, field: &str, builtin: bool) -> Option<String> {
             }
             Value::Array(items) => {
                 let i = token.parse::<usize>().ok()?;
-                let whole = !builtin || merge_keys(last_key, items).is_none();
+                let whole = !builtin || !merged_element_by_element(last_key, items);
                 if whole {
                     return Some(walked);
                 }
@@ -328,6 +328,13 @@ fn owned(fields: &Value, node: Option<&Value>, at: String, out: &mut Vec<String>
         };
         owned(sub, child, child_at, out);
     }
+}
+
+/// True when a strategic merge patch merges the list `field` element by element: the lists
+/// with a merge key the diff model knows, plus those only a patch merges by key (a webhook
+/// configuration's `webhooks` by `name`) or as a set (`finalizers`).
+fn merged_element_by_element(field: &str, items: &[Value]) -> bool {
+    merge_keys(field, items).is_some() || matches!(field, "webhooks" | "finalizers")
 }
 
 /// Compiled `[path(<expr>)]` programs by expression (the same few expressions are evaluated on
@@ -586,6 +593,25 @@ mod tests {
             h.frozen_lists,
             vec!["/spec/template/spec/containers".to_string()]
         );
+
+        // A webhook configuration's webhooks merge by name: its caBundle is kept, nothing frozen.
+        let hook = json!({"webhooks": [{"name": "a", "clientConfig": {"caBundle": "x"}}]});
+        let r2 = rule(json!({"group": "admissionregistration.k8s.io",
+            "kind": "ValidatingWebhookConfiguration",
+            "jqPathExpressions": [".webhooks[]?.clientConfig.caBundle"]}));
+        let t = Target {
+            object: &hook,
+            group: "admissionregistration.k8s.io",
+            kind: "ValidatingWebhookConfiguration",
+            name: "v",
+            namespace: "",
+        };
+        let h = hidden(&[r2], t, true);
+        assert_eq!(
+            h.fields,
+            vec!["/webhooks/0/clientConfig/caBundle".to_string()]
+        );
+        assert!(h.frozen_lists.is_empty());
 
         // A custom resource is patched with a JSON merge patch: every list is replaced whole.
         let cr = json!({"spec": {"hosts": [{"name": "a", "weight": 1}, {"name": "b"}]}});
