@@ -147,7 +147,8 @@ impl ArgoCdConfig {
                 };
                 if let Some(body) = self.yaml(key, text) {
                     let (group, kind) = split_group_kind(&gk);
-                    let at = format!("/data/{}", key.replace('~', "~0").replace('/', "~1"));
+                    let mut at = String::from("/data/");
+                    syncguard_argocd::pointers::push_escaped(&mut at, key);
                     self.ignore_rules
                         .push(IgnoreRule::system(key, &at, group, kind, &body));
                 }
@@ -203,7 +204,8 @@ impl ArgoCdConfig {
                     None => body.clone(),
                 };
                 let (group, kind) = split_group_kind(&gk);
-                let at = format!("/data/{key}");
+                let mut at = String::from("/data/");
+                syncguard_argocd::pointers::push_escaped(&mut at, key);
                 self.ignore_rules
                     .push(IgnoreRule::system(key, &at, group, kind, &body));
                 self.ignore_differences.insert(gk);

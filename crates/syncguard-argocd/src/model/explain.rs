@@ -170,11 +170,7 @@ pub fn explain(
     let mut used = vec![false; layered.len()];
     let mut objects = Vec::with_capacity(members.len());
     for (r, facts) in members {
-        let namespace = match r.namespace.as_deref() {
-            Some(ns) => ns.to_string(),
-            None if super::refs::is_cluster_scoped(&r.group, &r.kind) => String::new(),
-            None => app.destination_namespace.clone(),
-        };
+        let namespace = super::governed::namespace_of(r, &app.destination_namespace).to_string();
         let mut rules = layered.clone();
         if ctx.per_resource_ignore_differences
             && let Some(pointers) = (ctx.annotation_pointers)(r)

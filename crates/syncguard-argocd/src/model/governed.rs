@@ -125,7 +125,9 @@ pub fn governed(app: &Application, members: &[&Resource], strategic_merge: bool)
     }
 }
 
-fn namespace_of<'r>(r: &'r Resource, destination: &'r str) -> &'r str {
+/// The namespace Argo CD puts `r` in: its own, none for a cluster-scoped kind, else the
+/// destination.
+pub(crate) fn namespace_of<'r>(r: &'r Resource, destination: &'r str) -> &'r str {
     match r.namespace.as_deref() {
         Some(ns) => ns,
         None if super::refs::is_cluster_scoped(&r.group, &r.kind) => "",
