@@ -12,6 +12,7 @@
 use serde_json::{Map, Value, json};
 use syncguard::model::Resource;
 use syncguard::model::argo::{DeletePolicy, SyncOptions, SyncPhase};
+use syncguard::model::health::HealthStatus;
 use syncguard::plan::tick::{
     Action, Behaviours, HealthVerdict, HookDeleteReason, Observation, OperationPhase, ResultCode,
     SyncState, TaskPhase, World, terminate, tick,
@@ -1036,7 +1037,7 @@ fn c29_single_step_without_hooks_finishes_in_one_tick() {
     let input = PlanInput::new(&targets, &[], app("app"));
     // Even a Progressing verdict does not matter: the final step is not waited for.
     let world = World {
-        default_health: HealthVerdict::Progressing,
+        default_health: HealthVerdict::Status(HealthStatus::Progressing),
         ..World::new()
     };
     let s1 = step(&input, &SyncState::default(), &world);
@@ -1067,8 +1068,10 @@ fn c30_multistep_waits_for_health_between_waves() {
         "waiting for healthy state of /Service/my-service"
     );
 
-    let progressing =
-        World::new().with_health(key("/Service/app/my-service"), HealthVerdict::Progressing);
+    let progressing = World::new().with_health(
+        key("/Service/app/my-service"),
+        HealthVerdict::Status(HealthStatus::Progressing),
+    );
     let waiting = step(&input, &s1, &progressing);
     assert!(waiting.actions.is_empty(), "a waiting tick applies nothing");
     assert_eq!(
@@ -1112,7 +1115,10 @@ fn c31_sync_wave_hook_calls() {
         };
         let s1 = step(&input, &SyncState::new(flavor), &World::new());
         assert_eq!(calls(&s1), vec![(Sync, -1, false)]);
-        let slow = World::new().with_health(key("/Pod/app/pod-1"), HealthVerdict::Progressing);
+        let slow = World::new().with_health(
+            key("/Pod/app/pod-1"),
+            HealthVerdict::Status(HealthStatus::Progressing),
+        );
         let wait = step(&input, &s1, &slow);
         assert_eq!(calls(&wait), vec![], "a tick that only waits makes no call");
         let s2 = step(&input, &wait, &World::new());
@@ -1170,7 +1176,10 @@ fn c33_sync_fail_hook_makes_the_final_step_wait_for_resources() {
         s1.message,
         "waiting for completion of hook /Pod/hook-1 and 1 more resources"
     );
-    let pod_slow = World::new().with_health(key("/Pod/app/pod"), HealthVerdict::Progressing);
+    let pod_slow = World::new().with_health(
+        key("/Pod/app/pod"),
+        HealthVerdict::Status(HealthStatus::Progressing),
+    );
     let s2 = step(&input, &s1, &pod_slow);
     assert_eq!(s2.phase, OperationPhase::Running);
     assert_eq!(s2.message, "waiting for healthy state of /Pod/pod");
@@ -1249,7 +1258,10 @@ fn c35_hook_deletion_waits_for_the_end_of_the_operation() {
         s1.message,
         "waiting for completion of hook /Pod/hook-1 and 1 more hooks"
     );
-    let one_running = World::new().with_health(key("/Pod/app/hook-2"), HealthVerdict::Progressing);
+    let one_running = World::new().with_health(
+        key("/Pod/app/hook-2"),
+        HealthVerdict::Status(HealthStatus::Progressing),
+    );
     let s2 = step(&input, &s1, &one_running);
     let deletes = |s: &SyncState| count(s, |a| matches!(a, Action::HookDeleted { .. }));
     let finalizers = |s: &SyncState| count(s, |a| matches!(a, Action::FinalizerRemoved { .. }));
@@ -1264,7 +1276,10 @@ fn c35_hook_deletion_waits_for_the_end_of_the_operation() {
     ]);
     let input = PlanInput::new(&targets, &[], app("app"));
     let s1 = step(&input, &SyncState::default(), &World::new());
-    let one_failed = World::new().with_health(key("/Pod/app/hook-2"), HealthVerdict::Degraded);
+    let one_failed = World::new().with_health(
+        key("/Pod/app/hook-2"),
+        HealthVerdict::Status(HealthStatus::Degraded),
+    );
     let s2 = step(&input, &s1, &one_failed);
     assert_eq!(deletes(&s2), 2);
     assert!(s2.actions.iter().all(|a| !matches!(
@@ -1406,7 +1421,10 @@ fn c38_a_presync_job_that_never_completes_blocks_everything() {
     ]);
     let input = PlanInput::new(&targets, &[], app("app"));
     let job = key("batch/Job/app/db-migrate");
-    let world = World::new().with_health(job.clone(), HealthVerdict::Progressing);
+    let world = World::new().with_health(
+        job.clone(),
+        HealthVerdict::Status(HealthStatus::Progressing),
+    );
     let mut s = SyncState::default();
     for n in 1..=10 {
         s = step(&input, &s, &world);
@@ -1477,7 +1495,8 @@ fn a_degraded_resource_in_a_non_final_wave_fails_the_sync() {
     let s1 = step(&input, &SyncState::default(), &World::new());
     let bad = World::new().observe(
         key("apps/Deployment/app/d"),
-        Observation::health(HealthVerdict::Degraded).message("ProgressDeadlineExceeded"),
+        Observation::health(HealthVerdict::Status(HealthStatus::Degraded))
+            .message("ProgressDeadlineExceeded"),
     );
     let s2 = step(&input, &s1, &bad);
     assert_eq!(s2.phase, OperationPhase::Failed);
@@ -1526,8 +1545,10 @@ fn prune_confirmation_holds_the_step_until_approved() {
 fn terminate_deletes_running_hooks_and_fails_the_operation() {
     let targets = build(vec![obj("Job", "db-migrate").hook("PreSync")]);
     let input = PlanInput::new(&targets, &[], app("app"));
-    let slow =
-        World::new().with_health(key("batch/Job/app/db-migrate"), HealthVerdict::Progressing);
+    let slow = World::new().with_health(
+        key("batch/Job/app/db-migrate"),
+        HealthVerdict::Status(HealthStatus::Progressing),
+    );
     let s1 = step(&input, &SyncState::default(), &slow);
     let t = terminate(&input, &s1, &slow);
     assert_eq!(t.phase, OperationPhase::Failed);
@@ -1623,7 +1644,10 @@ fn an_apply_failure_next_to_a_running_hook_waits_in_ge_mono_and_fails_in_legacy(
     let input = PlanInput::new(&targets, &[], app("app"));
     let world = World::new()
         .apply_error(key("/Pod/app/pod"), "boom")
-        .with_health(key("/Pod/app/hook"), HealthVerdict::Progressing);
+        .with_health(
+            key("/Pod/app/hook"),
+            HealthVerdict::Status(HealthStatus::Progressing),
+        );
 
     let mono = step(&input, &SyncState::new(new()), &world);
     assert_eq!(mono.phase, OperationPhase::Running);
@@ -1655,7 +1679,10 @@ fn an_apply_failure_with_a_sync_fail_hook_starts_it_in_both_flavours() {
     let input = PlanInput::new(&targets, &[], app("app"));
     let world = World::new()
         .apply_error(key("/Pod/app/pod"), "boom")
-        .with_health(key("/Pod/app/hook"), HealthVerdict::Progressing);
+        .with_health(
+            key("/Pod/app/hook"),
+            HealthVerdict::Status(HealthStatus::Progressing),
+        );
     let mono = step(&input, &SyncState::new(new()), &world);
     assert!(applied(&mono).contains(&"on-fail".to_string()));
     assert_eq!(
@@ -1678,7 +1705,10 @@ fn a_sync_wave_hook_error_is_an_error_in_ge_mono_and_a_failure_in_legacy() {
         sync_wave_hook_error: Some("context canceled".into()),
         ..World::new()
     }
-    .with_health(key("batch/Job/app/migrate"), HealthVerdict::Progressing);
+    .with_health(
+        key("batch/Job/app/migrate"),
+        HealthVerdict::Status(HealthStatus::Progressing),
+    );
     let mono = step(&input, &SyncState::new(new()), &world);
     assert_eq!(mono.phase, OperationPhase::Error);
     assert_eq!(mono.message, "SyncWaveHook failed: context canceled");
@@ -1705,7 +1735,7 @@ fn apply_out_of_sync_only_skips_unchanged_resources_and_their_health_gate() {
     let live = build(vec![obj("StatefulSet", "db").wave("1").ns("app")]);
     let world = World {
         in_sync: [key("apps/StatefulSet/app/db")].into_iter().collect(),
-        default_health: HealthVerdict::Progressing,
+        default_health: HealthVerdict::Status(HealthStatus::Progressing),
         ..World::new()
     };
     let only = PlanInput::new(

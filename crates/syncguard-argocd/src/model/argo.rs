@@ -56,6 +56,11 @@ impl SyncPhase {
         SyncPhase::SyncFail,
     ];
 
+    /// Exact parse of the name as Argo CD writes it (`syncResult.resources[].syncPhase`).
+    pub fn parse(s: &str) -> Option<SyncPhase> {
+        SyncPhase::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
     /// The name as written in annotations and Argo CD messages.
     pub fn as_str(self) -> &'static str {
         match self {

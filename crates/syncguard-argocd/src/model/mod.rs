@@ -15,6 +15,7 @@ pub mod health;
 pub mod immutable;
 pub mod normalise;
 pub mod ownership;
+pub mod phase;
 pub mod refs;
 pub mod tracking;
 pub mod validity;

@@ -14,7 +14,7 @@ use serde::Serialize;
 use super::tick::{HealthVerdict, Observation, OperationPhase, StepRef, SyncState, World, tick};
 use super::{ObjectKey, PlanInput};
 use crate::model::Resource;
-use crate::model::health::{HealthStatus, assess_resource, has_hook_finalizer, is_deleting};
+use crate::model::health::{assess_resource, has_hook_finalizer, is_deleting};
 
 /// Ticks after which a forecast that still changes gives up (a sync of a few thousand tasks
 /// needs a few ticks per step).
@@ -131,29 +131,14 @@ fn verdict_of(
 ) -> (HealthVerdict, Option<String>) {
     match assess_resource(r, behaviours) {
         Ok(None) => (HealthVerdict::NoCheck, None),
-        Ok(Some(h)) => {
-            let v = match h.status {
-                HealthStatus::Healthy => HealthVerdict::Healthy,
-                HealthStatus::Suspended => HealthVerdict::Suspended,
-                HealthStatus::Progressing => HealthVerdict::Progressing,
-                HealthStatus::Missing => HealthVerdict::Missing,
-                HealthStatus::Degraded => HealthVerdict::Degraded,
-                HealthStatus::Unknown => HealthVerdict::Unknown,
-            };
-            (v, h.message)
-        }
+        Ok(Some(h)) => (HealthVerdict::Status(h.status), h.message),
         Err(e) => (HealthVerdict::Error, Some(e.to_string())),
     }
 }
 
 fn verdict_name(v: HealthVerdict) -> String {
     match v {
-        HealthVerdict::Healthy => "Healthy",
-        HealthVerdict::Progressing => "Progressing",
-        HealthVerdict::Suspended => "Suspended",
-        HealthVerdict::Degraded => "Degraded",
-        HealthVerdict::Unknown => "Unknown",
-        HealthVerdict::Missing => "Missing",
+        HealthVerdict::Status(s) => s.as_str(),
         HealthVerdict::NoCheck => "no health check",
         HealthVerdict::Error => "Unknown (health check error)",
     }

@@ -35,7 +35,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::model::argo::{DeletePolicy, HOOK_FINALIZER, SyncPhase};
-use crate::model::health::PENDING_DELETION;
+use crate::model::health::{HealthStatus, PENDING_DELETION};
 
 use super::{ObjectKey, Overrides, PlanInput, Task, build};
 
@@ -55,26 +55,53 @@ use super::{ObjectKey, Overrides, PlanInput, Task, build};
 /// not simulated), Δ7 (health is caller-supplied).
 pub use crate::model::version::{Behaviour, Behaviours};
 
-/// A health verdict the caller supplies for a live object (spec §5.2, §8.9).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+/// A health verdict the caller supplies for a live object (spec §5.2, §8.9): one of Argo CD's
+/// health statuses, or one of the two outcomes where there is none.
+///
+/// How a status drives the sync: Healthy completes; Progressing and Suspended block (a
+/// suspended hook Job runs forever); Degraded fails the task; Unknown fails a hook and blocks a
+/// resource; Missing (only via a custom health override) lets a hook succeed and blocks a
+/// resource.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HealthVerdict {
-    /// Healthy.
-    #[default]
-    Healthy,
-    /// Progressing: blocks.
-    Progressing,
-    /// Suspended: blocks (a suspended hook Job runs forever).
-    Suspended,
-    /// Degraded: fails the task.
-    Degraded,
-    /// Unknown: fails a hook, blocks a resource.
-    Unknown,
-    /// Missing (only via a custom health override): a hook succeeds, a resource blocks.
-    Missing,
+    /// What the kind's health check returned.
+    Status(HealthStatus),
     /// The kind has no health check (nil health): completes on the first refresh.
     NoCheck,
     /// The health check itself errored: a hook ends `Error`, a resource blocks.
     Error,
+}
+
+impl HealthVerdict {
+    /// `Healthy`, the verdict of an object nobody describes.
+    pub const HEALTHY: HealthVerdict = HealthVerdict::Status(HealthStatus::Healthy);
+
+    /// The name in reports: the status's spelling, `NoCheck` or `Error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Status(s) => s.as_str(),
+            Self::NoCheck => "NoCheck",
+            Self::Error => "Error",
+        }
+    }
+}
+
+impl Default for HealthVerdict {
+    fn default() -> Self {
+        Self::HEALTHY
+    }
+}
+
+impl From<HealthStatus> for HealthVerdict {
+    fn from(s: HealthStatus) -> Self {
+        Self::Status(s)
+    }
+}
+
+impl Serialize for HealthVerdict {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
 }
 
 /// What the caller says about one object at the start of a tick. Unset fields fall back to
@@ -196,63 +223,9 @@ impl World {
     }
 }
 
-/// Phase of the whole operation.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum OperationPhase {
-    /// Still going; call [`tick`] again.
-    Running,
-    /// Finished successfully.
-    Succeeded,
-    /// Finished unsuccessfully.
-    Failed,
-    /// Finished with an unexpected error.
-    Error,
-}
-
-impl OperationPhase {
-    /// True once the operation is over.
-    pub fn is_completed(self) -> bool {
-        self != OperationPhase::Running
-    }
-}
-
-/// A task's execution state (Argo CD's per-resource `HookPhase`; `Pending` is the empty value).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub enum TaskPhase {
-    /// Not run yet.
-    #[default]
-    Pending,
-    /// Applied; waiting for completion/health.
-    Running,
-    /// Done.
-    Succeeded,
-    /// Failed (apply failure or Degraded).
-    Failed,
-    /// Errored (health check error, vanished object…).
-    Error,
-}
-
-impl TaskPhase {
-    fn is_completed(self) -> bool {
-        matches!(
-            self,
-            TaskPhase::Succeeded | TaskPhase::Failed | TaskPhase::Error
-        )
-    }
-}
-
-/// Result of the apply/prune call (Argo CD `ResultCode`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-pub enum ResultCode {
-    /// Applied.
-    Synced,
-    /// Apply (or discovery) failed.
-    SyncFailed,
-    /// Deleted by pruning.
-    Pruned,
-    /// Prune not performed (disabled or not requested).
-    PruneSkipped,
-}
+/// The phase of the operation, of one task, and the result code of one apply or prune: Argo
+/// CD's spellings, shared with the live reader.
+pub use crate::model::phase::{OperationPhase, ResultCode, TaskPhase};
 
 /// One stored per-task result, as in the Application's `operationState.syncResult.resources`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -954,10 +927,10 @@ impl<'a> Ticker<'a> {
                     HealthVerdict::NoCheck => {
                         self.set_result(i, status, TaskPhase::Succeeded, "");
                     }
-                    HealthVerdict::Healthy => {
+                    HealthVerdict::Status(HealthStatus::Healthy) => {
                         self.set_result(i, status, TaskPhase::Succeeded, &hmsg);
                     }
-                    HealthVerdict::Degraded => {
+                    HealthVerdict::Status(HealthStatus::Degraded) => {
                         self.set_result(i, status, TaskPhase::Failed, &hmsg);
                     }
                     _ => {}
@@ -1421,12 +1394,14 @@ impl<'a> Ticker<'a> {
 fn hook_phase(w: &Work) -> (TaskPhase, String) {
     let (health, msg) = effective_health(&w.live);
     match health {
-        HealthVerdict::NoCheck | HealthVerdict::Missing => {
+        HealthVerdict::NoCheck | HealthVerdict::Status(HealthStatus::Missing) => {
             (TaskPhase::Succeeded, format!("{} created", w.task.name))
         }
-        HealthVerdict::Healthy => (TaskPhase::Succeeded, msg),
-        HealthVerdict::Progressing | HealthVerdict::Suspended => (TaskPhase::Running, msg),
-        HealthVerdict::Degraded | HealthVerdict::Unknown => (TaskPhase::Failed, msg),
+        HealthVerdict::Status(HealthStatus::Healthy) => (TaskPhase::Succeeded, msg),
+        HealthVerdict::Status(HealthStatus::Progressing)
+        | HealthVerdict::Status(HealthStatus::Suspended) => (TaskPhase::Running, msg),
+        HealthVerdict::Status(HealthStatus::Degraded)
+        | HealthVerdict::Status(HealthStatus::Unknown) => (TaskPhase::Failed, msg),
         HealthVerdict::Error => (
             TaskPhase::Error,
             format!("failed to get resource health: {msg}"),
@@ -1440,14 +1415,14 @@ fn hook_phase(w: &Work) -> (TaskPhase, String) {
 /// message naming the finalizers ("Pending deletion; blocked by finalizers: …"); it is kept.
 fn effective_health(live: &Live) -> (HealthVerdict, String) {
     if live.deletion_timestamp && !live.hook_finalizer {
-        let message = if live.health == HealthVerdict::Progressing
+        let message = if live.health == HealthVerdict::Status(HealthStatus::Progressing)
             && live.health_message.starts_with(PENDING_DELETION)
         {
             live.health_message.clone()
         } else {
             PENDING_DELETION.to_string()
         };
-        (HealthVerdict::Progressing, message)
+        (HealthVerdict::Status(HealthStatus::Progressing), message)
     } else {
         (live.health, live.health_message.clone())
     }
@@ -1537,18 +1512,39 @@ mod tests {
         // Assessed by model::health for 3.6: the finalizers are named, and kept.
         let named = "Pending deletion; blocked by finalizers: example.com/keep";
         assert_eq!(
-            effective_health(&live(HealthVerdict::Progressing, named, false)),
-            (HealthVerdict::Progressing, named.to_string())
+            effective_health(&live(
+                HealthVerdict::Status(HealthStatus::Progressing),
+                named,
+                false
+            )),
+            (
+                HealthVerdict::Status(HealthStatus::Progressing),
+                named.to_string()
+            )
         );
         // A caller-supplied verdict of another kind is overridden, as Argo CD does.
         assert_eq!(
-            effective_health(&live(HealthVerdict::Healthy, "done", false)),
-            (HealthVerdict::Progressing, PENDING_DELETION.to_string())
+            effective_health(&live(
+                HealthVerdict::Status(HealthStatus::Healthy),
+                "done",
+                false
+            )),
+            (
+                HealthVerdict::Status(HealthStatus::Progressing),
+                PENDING_DELETION.to_string()
+            )
         );
         // The hook finalizer keeps the object's own verdict.
         assert_eq!(
-            effective_health(&live(HealthVerdict::Healthy, "done", true)),
-            (HealthVerdict::Healthy, "done".to_string())
+            effective_health(&live(
+                HealthVerdict::Status(HealthStatus::Healthy),
+                "done",
+                true
+            )),
+            (
+                HealthVerdict::Status(HealthStatus::Healthy),
+                "done".to_string()
+            )
         );
     }
 }

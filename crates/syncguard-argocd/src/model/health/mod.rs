@@ -93,6 +93,21 @@ pub enum HealthStatus {
 }
 
 impl HealthStatus {
+    /// Every status, best to worst.
+    pub const ALL: [HealthStatus; 6] = [
+        Self::Healthy,
+        Self::Suspended,
+        Self::Progressing,
+        Self::Missing,
+        Self::Degraded,
+        Self::Unknown,
+    ];
+
+    /// Exact parse of Argo CD's spelling (`status.health.status`).
+    pub fn parse(s: &str) -> Option<HealthStatus> {
+        Self::ALL.into_iter().find(|h| h.as_str() == s)
+    }
+
     /// Argo CD's spelling, e.g. `"Progressing"`.
     pub fn as_str(self) -> &'static str {
         match self {
