@@ -735,7 +735,7 @@ pub fn evaluate_inventory(
                 .entry((0, live.namespace.clone(), live.name.clone()))
                 .or_insert_with(|| Group {
                     app: Some(live.name.clone()),
-                    destination: live.destination_namespace.clone(),
+                    destination: Some(live.destination_namespace.clone()).filter(|d| !d.is_empty()),
                     members: Vec::new(),
                 });
             let member = if owner.tracked {

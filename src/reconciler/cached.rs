@@ -3,7 +3,7 @@
 //!
 //! Argo CD's CRD is not in k8s-openapi, so the caches used to keep each Application as a
 //! `DynamicObject`: the served JSON as a tree of `serde_json::Value`s (pruned to what the readers
-//! use), parsed again into [`LiveApplication`] on every reconcile or index rebuild. At 10,000
+//! use), parsed again into [`Application`] on every reconcile or index rebuild. At 10,000
 //! Applications × 50 `status.resources` that tree was most of both processes' memory
 //! (BENCHMARKS.md "Scale"). [`CachedApplication`] is read once, when the watch delivers the
 //! object: its [`Deserialize`] reads the JSON into a transient `Value`, prunes it to the
@@ -26,7 +26,7 @@ use kube::runtime::reflector::Store;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::application::{self, GROUP, KIND, Keep, LiveApplication, VERSION};
+use super::application::{self, Application, GROUP, KIND, Keep, VERSION};
 use super::live::AppEntry;
 
 /// Which parts of an Application a cache keeps ([`Keep`]), as a type.
@@ -162,7 +162,7 @@ impl<V: View> CachedApplication<V> {
     }
 
     /// The parsed Application.
-    pub fn live(&self) -> Option<&LiveApplication> {
+    pub fn live(&self) -> Option<&Application> {
         self.entry.as_deref().map(|e| &e.live)
     }
 }
@@ -264,10 +264,16 @@ mod tests {
         let diag: CachedApplication<ForDiagnosis> = serde_json::from_str(&text).unwrap();
         let live = diag.live().unwrap();
         assert_eq!(live.name, "orders");
-        assert_eq!(live.sync_status.as_deref(), Some("Synced"));
-        assert_eq!(live.resources.len(), 1);
-        assert_eq!(live.operation.as_ref().unwrap().phase, "Running");
-        assert_eq!(live.history.len(), 1);
+        assert_eq!(
+            live.status.sync,
+            Some(crate::model::phase::SyncStatus::Synced)
+        );
+        assert_eq!(live.status.resources.len(), 1);
+        assert_eq!(
+            live.status.operation.as_ref().unwrap().phase,
+            Some(crate::model::phase::OperationPhase::Running)
+        );
+        assert_eq!(live.status.history.len(), 1);
         assert_eq!(diag.meta().uid.as_deref(), Some("u-1"));
         assert_eq!(diag.meta().resource_version.as_deref(), Some("42"));
         assert!(diag.meta().managed_fields.is_none());
@@ -275,11 +281,11 @@ mod tests {
         let index: CachedApplication<ForIndex> = serde_json::from_str(&text).unwrap();
         let entry = index.entry().unwrap();
         assert!(
-            entry.live.operation.is_none(),
+            entry.live.status.operation.is_none(),
             "the index drops the operation state"
         );
-        assert!(entry.live.history.is_empty(), "and the history");
-        assert_eq!(entry.live.resources.len(), 1);
+        assert!(entry.live.status.history.is_empty(), "and the history");
+        assert_eq!(entry.live.status.resources.len(), 1);
         let raw = &entry.application.raw;
         assert_eq!(raw["spec"]["project"], "default");
         assert!(raw.get("status").is_none());

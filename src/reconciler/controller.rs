@@ -19,7 +19,7 @@ use kube::runtime::{WatchStreamExt as _, reflector, watcher};
 use time::OffsetDateTime;
 use tokio::sync::watch;
 
-use super::application::LiveApplication;
+use super::application::Application;
 use super::context::Context;
 use super::diagnosis::LiveFinding;
 use super::error::{Error, Result};
@@ -181,7 +181,7 @@ impl Reconciler {
     /// reporting, so the controller retries with backoff.
     pub async fn reconcile_app(
         &self,
-        app: &LiveApplication,
+        app: &Application,
         now: OffsetDateTime,
     ) -> Result<(Vec<LiveFinding>, Vec<Outcome>, Action)> {
         let cfg = &self.ctx.config;
@@ -189,7 +189,7 @@ impl Reconciler {
             self.ensure_restored(now).await;
         }
         let evidence = self.loops.observe(app, now);
-        tracing::debug!(app = %app.display_name(), status = ?app.sync_status,
+        tracing::debug!(app = %app.display_name(), status = ?app.status.sync,
             flips = evidence.flips, syncs = evidence.syncs, turned_to = ?evidence.turned_to,
             "sync status observed");
         if let Some(to) = evidence.turned_to {
@@ -214,7 +214,7 @@ impl Reconciler {
             tracing::warn!(app = %app.display_name(), "{why}; the operation is never terminated");
         }
         let watching = terminate::watching(app, &termination, now);
-        if let (Some(from), Some(running)) = (termination.watch_from(), app.running_for(now))
+        if let (Some(from), Some(running)) = (termination.watch_from(), app.status.running_for(now))
             && running < from
         {
             next = next.min(from - running + Duration::from_secs(1));
@@ -327,7 +327,7 @@ impl Reconciler {
     /// ([`terminate`]); returns when to look again while a certain stall is not acted on yet.
     async fn end_if_stalled(
         &self,
-        app: &LiveApplication,
+        app: &Application,
         threshold: &terminate::Threshold,
         stall: std::result::Result<stuck::Stall, String>,
         now: OffsetDateTime,
@@ -336,7 +336,7 @@ impl Reconciler {
             return None;
         };
         let app_key = key(app);
-        let running = app.running_for(now)?;
+        let running = app.status.running_for(now)?;
         let (seen_for, acted) = match &stall {
             Ok(s) => self.stalls.observe(&app_key, &s.fingerprint, now),
             Err(why) => {
@@ -416,7 +416,7 @@ impl Reconciler {
         }
     }
 
-    fn hooks_due(&self, app: &LiveApplication) -> HooksDue {
+    fn hooks_due(&self, app: &Application) -> HooksDue {
         let Some(sync) = last_finished_sync(app) else {
             return HooksDue::No(None);
         };
@@ -429,7 +429,7 @@ impl Reconciler {
         }
     }
 
-    fn hooks_counted(&self, app: &LiveApplication, sync: i128, finding: Option<LiveFinding>) {
+    fn hooks_counted(&self, app: &Application, sync: i128, finding: Option<LiveFinding>) {
         if let Ok(mut seen) = self.hooks_seen.lock() {
             if seen.len() >= MAX_REMEMBERED_APPS {
                 seen.clear();
@@ -465,20 +465,26 @@ enum HooksDue {
 }
 
 /// The newest finished sync: the finished operation, else the last history entry.
-fn last_finished_sync(app: &LiveApplication) -> Option<i128> {
+fn last_finished_sync(app: &Application) -> Option<i128> {
     let op = app
+        .status
         .operation
         .as_ref()
-        .filter(|o| o.phase != "Running" && o.phase != "Terminating")
+        .filter(|o| !o.in_progress())
         .and_then(|o| o.finished_at);
-    let history = app.history.iter().filter_map(|h| h.deployed_at).max();
+    let history = app
+        .status
+        .history
+        .iter()
+        .filter_map(|h| h.deployed_at)
+        .max();
     op.into_iter()
         .chain(history)
         .max()
         .map(OffsetDateTime::unix_timestamp_nanos)
 }
 
-fn key(app: &LiveApplication) -> String {
+fn key(app: &Application) -> String {
     app.uid.clone().unwrap_or_else(|| app.display_name())
 }
 
@@ -1439,7 +1445,7 @@ mod tests {
         v["status"]["resources"][0]["group"] = json!("argoproj.io");
         v["status"]["resources"][0]["version"] = json!("v1alpha1");
         v["status"]["resources"][0]["kind"] = json!("Rollout");
-        let app = LiveApplication::from_value(&v).unwrap();
+        let app = Application::from_value(&v).unwrap();
         let server = serve(
             handle,
             vec![

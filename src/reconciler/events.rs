@@ -24,7 +24,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use time::OffsetDateTime;
 
-use super::application::{self, LiveApplication};
+use super::application::{self, Application};
 use super::context::Context;
 use super::diagnosis::{LiveFinding, RULES, Rule};
 use super::error::{Error, Result};
@@ -77,7 +77,7 @@ impl Emitter {
     pub async fn report(
         &self,
         ctx: &Context,
-        app: &LiveApplication,
+        app: &Application,
         findings: &[LiveFinding],
         now: OffsetDateTime,
     ) -> Vec<Outcome> {
@@ -243,7 +243,7 @@ impl Emitter {
     async fn emit(
         &self,
         ctx: &Context,
-        app: &LiveApplication,
+        app: &Application,
         f: &LiveFinding,
         now: OffsetDateTime,
     ) -> Result<()> {
@@ -255,7 +255,7 @@ impl Emitter {
     pub async fn announce(
         &self,
         ctx: &Context,
-        app: &LiveApplication,
+        app: &Application,
         what: &Announcement,
         now: OffsetDateTime,
     ) -> Result<()> {
@@ -275,7 +275,7 @@ impl Emitter {
         self.create(ctx, app, event).await
     }
 
-    async fn create(&self, ctx: &Context, app: &LiveApplication, event: Event) -> Result<()> {
+    async fn create(&self, ctx: &Context, app: &Application, event: Event) -> Result<()> {
         let api: Api<Event> = Api::namespaced(ctx.client.clone(), &app.namespace);
         let params = PostParams {
             field_manager: Some(ctx.config.field_manager.clone()),
@@ -288,7 +288,7 @@ impl Emitter {
     }
 
     /// The Event for one finding.
-    pub fn event(&self, app: &LiveApplication, f: &LiveFinding, now: OffsetDateTime) -> Event {
+    pub fn event(&self, app: &Application, f: &LiveFinding, now: OffsetDateTime) -> Event {
         self.build(
             app,
             EventParts {
@@ -302,7 +302,7 @@ impl Emitter {
         )
     }
 
-    fn build(&self, app: &LiveApplication, parts: EventParts<'_>, now: OffsetDateTime) -> Event {
+    fn build(&self, app: &Application, parts: EventParts<'_>, now: OffsetDateTime) -> Event {
         let stamp = Timestamp::from_nanosecond(now.unix_timestamp_nanos())
             .unwrap_or_else(|_| Timestamp::now());
         // Unique per emission (like kubectl's `<object>.<hex time>`), within the 253-char limit.
@@ -389,6 +389,6 @@ fn event_time(e: &Event) -> Option<OffsetDateTime> {
         })
 }
 
-fn app_key(app: &LiveApplication) -> String {
+fn app_key(app: &Application) -> String {
     app.uid.clone().unwrap_or_else(|| app.display_name())
 }

@@ -20,7 +20,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use super::application::LiveApplication;
+use super::application::Application;
 use super::context::{Config, Context};
 use crate::metrics::ReconcilerMetrics;
 use crate::policy::PolicySet;
@@ -499,8 +499,8 @@ impl AppBuilder {
     }
 
     /// The object as syncguard reads it.
-    pub fn live(&self) -> LiveApplication {
-        LiveApplication::from_value(&self.value).unwrap()
+    pub fn live(&self) -> Application {
+        Application::from_value(&self.value).unwrap()
     }
 }
 

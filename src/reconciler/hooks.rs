@@ -15,7 +15,7 @@ use kube::api::{Api, ListParams};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::application::LiveApplication;
+use super::application::Application;
 use super::budget::ApiBudget;
 use super::diagnosis::{HOOK_ACCUMULATION, LiveFinding};
 use super::error::{Error, Result};
@@ -48,9 +48,12 @@ pub struct HookObject {
 
 /// The namespaces where the app's hooks can live: the destination and every namespace its
 /// hooks were applied to.
-pub fn namespaces(app: &LiveApplication) -> BTreeSet<String> {
-    let mut out: BTreeSet<String> = app.destination_namespace.iter().cloned().collect();
-    if let Some(op) = &app.operation {
+pub fn namespaces(app: &Application) -> BTreeSet<String> {
+    let mut out: BTreeSet<String> = Some(app.destination_namespace.clone())
+        .filter(|d| !d.is_empty())
+        .into_iter()
+        .collect();
+    if let Some(op) = &app.status.operation {
         out.extend(
             op.results
                 .iter()
@@ -59,7 +62,8 @@ pub fn namespaces(app: &LiveApplication) -> BTreeSet<String> {
         );
     }
     out.extend(
-        app.resources
+        app.status
+            .resources
             .iter()
             .filter(|r| r.hook && !r.namespace.is_empty())
             .map(|r| r.namespace.clone()),
@@ -71,7 +75,7 @@ pub fn namespaces(app: &LiveApplication) -> BTreeSet<String> {
 /// default) or instance label names the app. The instance name is `<name>`, or
 /// `<namespace>_<name>` for Applications outside the control-plane namespace; both are
 /// accepted since syncguard does not know which namespace that is.
-pub fn belongs_to(meta: &ObjectMeta, app: &LiveApplication) -> bool {
+pub fn belongs_to(meta: &ObjectMeta, app: &Application) -> bool {
     let qualified = format!("{}_{}", app.namespace, app.name);
     let is_app = |s: &str| s == app.name || s == qualified;
     let tracked = meta
@@ -144,7 +148,7 @@ fn hook_object(
 }
 
 /// A completed hook Job of `app` (`Complete` or `Failed` condition), else `None`.
-pub fn from_job(job: &Job, app: &LiveApplication) -> Option<HookObject> {
+pub fn from_job(job: &Job, app: &Application) -> Option<HookObject> {
     if !belongs_to(&job.metadata, app) {
         return None;
     }
@@ -167,7 +171,7 @@ pub fn from_job(job: &Job, app: &LiveApplication) -> Option<HookObject> {
 
 /// A completed bare hook Pod of `app` (`Succeeded`/`Failed`); pods of Jobs are counted through
 /// their Job.
-pub fn from_pod(pod: &Pod, app: &LiveApplication) -> Option<HookObject> {
+pub fn from_pod(pod: &Pod, app: &Application) -> Option<HookObject> {
     let owned_by_job = pod
         .metadata
         .owner_references
@@ -234,7 +238,7 @@ impl HookInventory {
     }
 
     /// The completed hooks of `app`, as [`fetch`] would return them.
-    pub fn hooks_of(&self, app: &LiveApplication) -> Vec<HookObject> {
+    pub fn hooks_of(&self, app: &Application) -> Vec<HookObject> {
         let mut out = Vec::new();
         for ns in namespaces(app) {
             let jobs = self.jobs.get(&ns).into_iter().flatten();
@@ -272,7 +276,7 @@ pub struct SharedHooks {
 pub async fn fetch(
     client: &kube::Client,
     budget: &ApiBudget,
-    app: &LiveApplication,
+    app: &Application,
 ) -> Result<Vec<HookObject>> {
     let mut out = Vec::new();
     for ns in namespaces(app) {
@@ -300,11 +304,7 @@ fn day(t: Option<OffsetDateTime>) -> String {
 }
 
 /// SG503 over data: more left-behind hooks than `threshold`.
-pub fn diagnose(
-    app: &LiveApplication,
-    hooks: &[HookObject],
-    threshold: usize,
-) -> Option<LiveFinding> {
+pub fn diagnose(app: &Application, hooks: &[HookObject], threshold: usize) -> Option<LiveFinding> {
     let mut left: Vec<&HookObject> = hooks.iter().filter(|h| h.left_behind).collect();
     if left.len() <= threshold {
         return None;
@@ -401,7 +401,7 @@ pub(crate) mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn shop() -> LiveApplication {
+    fn shop() -> Application {
         AppBuilder::new("shop").destination("shop").live()
     }
 

@@ -22,7 +22,8 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
 
-use super::application::{LiveApplication, ResourceStatus};
+use super::application::Application;
+use crate::config::status::ResourceStatus;
 use crate::evaluate::PreparedSet;
 use crate::model::argo::{SYNC_WAVE, SyncFacts, TRACKING_ID};
 use crate::model::{ModelError, Resource};
@@ -181,7 +182,7 @@ pub fn application_resource(app: &Value) -> Option<Resource> {
 #[derive(Debug, Clone)]
 pub struct AppEntry {
     /// The parsed view (name, namespace, status.resources, …).
-    pub live: LiveApplication,
+    pub live: Application,
     /// The Application object itself (spec only), for the pipeline's app settings.
     pub application: Resource,
 }
@@ -189,7 +190,7 @@ pub struct AppEntry {
 impl AppEntry {
     /// Reads an Application object (JSON as served); `None` for anything else.
     pub fn from_value(app: &Value) -> Option<Self> {
-        let live = LiveApplication::from_value(app)?;
+        let live = Application::from_value(app)?;
         let application = application_resource(app)?;
         Some(Self { live, application })
     }
@@ -198,7 +199,7 @@ impl AppEntry {
     /// not a set: it runs only to confirm an index hit, and a set of keys per Application was
     /// a fifth of the cache's memory at 10,000 Applications.
     pub fn lists(&self, key: &ObjectKey) -> bool {
-        self.live.resources.iter().any(|s| {
+        self.live.status.resources.iter().any(|s| {
             s.name == key.name
                 && s.namespace == key.namespace
                 && s.kind == key.kind
@@ -211,6 +212,7 @@ impl AppEntry {
     /// kept stand-ins were half of the webhook cache's memory.
     pub fn stand_ins(&self) -> Vec<Resource> {
         self.live
+            .status
             .resources
             .iter()
             .filter_map(|s| stand_in(&self.live.name, s))
@@ -283,7 +285,7 @@ impl AppIndex {
         let mut by_member: HashMap<u64, Vec<usize>> = HashMap::new();
         for (i, entry) in entries.iter().enumerate() {
             by_name.entry(entry.live.name.clone()).or_default().push(i);
-            for s in &entry.live.resources {
+            for s in &entry.live.status.resources {
                 let slot = by_member
                     .entry(member_hash(&s.group, &s.kind, &s.namespace, &s.name))
                     .or_default();
@@ -529,7 +531,7 @@ pub(crate) mod tests {
 
     #[test]
     fn a_stand_in_carries_identity_wave_and_tracking_so_the_plan_places_it() {
-        let app = LiveApplication::from_value(
+        let app = Application::from_value(
             &AppBuilder::new("orders")
                 .lists(external_secret_entry())
                 .lists(hook_entry())
@@ -537,6 +539,7 @@ pub(crate) mod tests {
         )
         .unwrap();
         let stand_ins: Vec<Resource> = app
+            .status
             .resources
             .iter()
             .filter_map(|s| stand_in(&app.name, s))

@@ -3,9 +3,9 @@
 //!
 //! # Layout
 //!
-//! - [`application`]: [`LiveApplication`], the fields of a live Argo CD `Application` that the
-//!   diagnoses read (operation state, sync result, status.resources with wave and hook flag,
-//!   history), parsed leniently from JSON.
+//! - [`application`]: the watch's constants and what a cache prunes from a served Application
+//!   before reading it with the one typed vocabulary ([`Application`], from
+//!   [`crate::config::application`], with its status in [`crate::config::status`]).
 //! - [`context`]: [`Config`] (what the flags decide) and [`Context`] (what every task shares:
 //!   client, config, metrics, the live policy set, leadership).
 //! - [`diagnosis`]: [`LiveFinding`], what a live rule concludes (message, fix, snippet, cause
@@ -54,7 +54,7 @@ pub mod stuck;
 pub mod sync_loop;
 pub mod terminate;
 
-pub use application::LiveApplication;
+pub use application::Application;
 pub use context::{Config, Context, LeaseConfig};
 pub use diagnosis::LiveFinding;
 pub use error::Error;

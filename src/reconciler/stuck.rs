@@ -17,10 +17,12 @@ use k8s_openapi::api::core::v1::{ContainerStatus, Event, Pod};
 use kube::api::{Api, ListParams};
 use time::OffsetDateTime;
 
-use super::application::{LiveApplication, ResourceStatus};
+use super::application::Application;
 use super::budget::ApiBudget;
 use super::diagnosis::{LiveFinding, STUCK_SYNC, human_duration};
 use super::error::{Error, Result};
+use crate::config::status::ResourceStatus;
+use crate::model::phase::TaskPhase;
 
 /// The step a Running operation waits for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -78,17 +80,19 @@ pub struct LiveFacts {
 /// When a Running operation crosses the threshold: `Some(remaining)` while it is still below
 /// (the controller requeues then), `None` when no operation is Running or its start is unknown.
 pub fn time_to_threshold(
-    app: &LiveApplication,
+    app: &Application,
     now: OffsetDateTime,
     stuck_after: Duration,
 ) -> Option<Duration> {
-    let running = app.running_for(now)?;
+    let running = app.status.running_for(now)?;
     stuck_after.checked_sub(running).filter(|d| !d.is_zero())
 }
 
 /// The operation is Running and has been for at least `stuck_after`.
-pub fn is_stuck(app: &LiveApplication, now: OffsetDateTime, stuck_after: Duration) -> bool {
-    app.running_for(now).is_some_and(|d| d >= stuck_after)
+pub fn is_stuck(app: &Application, now: OffsetDateTime, stuck_after: Duration) -> bool {
+    app.status
+        .running_for(now)
+        .is_some_and(|d| d >= stuck_after)
 }
 
 /// The step the Running operation waits for: the first sync result whose hook phase is
@@ -98,15 +102,15 @@ pub fn is_stuck(app: &LiveApplication, now: OffsetDateTime, stuck_after: Duratio
 /// `Running` in v3.2.11's syncResult for the whole sync, and its message then names it while
 /// a later step waits for something else (docs/argocd-observed.md, entry 9): it is the blocker
 /// only when nothing else runs.
-pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
-    let op = app.operation.as_ref()?;
-    let dest = app.destination_namespace.as_deref().unwrap_or("");
-    let created_namespace = |r: &&crate::reconciler::application::SyncResultResource| {
+pub fn blocker(app: &Application) -> Option<Blocker> {
+    let op = app.status.operation.as_ref()?;
+    let dest = app.destination_namespace.as_str();
+    let created_namespace = |r: &&crate::config::status::SyncResultResource| {
         r.group.is_empty() && r.kind == "Namespace" && r.name == dest && r.hook_type.is_none()
     };
     let running = |hooks: bool, namespace_too: bool| {
         op.results.iter().find(|r| {
-            r.hook_phase.as_deref() == Some("Running")
+            r.hook_phase == TaskPhase::Running
                 && r.hook_type.is_some() == hooks
                 && (namespace_too || !created_namespace(r))
         })
@@ -116,7 +120,7 @@ pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
         .or_else(|| running(false, true));
     if let Some(r) = found {
         let namespace = if r.namespace.is_empty() {
-            app.destination_namespace.clone().unwrap_or_default()
+            app.destination_namespace.clone()
         } else {
             r.namespace.clone()
         };
@@ -126,7 +130,7 @@ pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
             kind: r.kind.clone(),
             namespace,
             name: r.name.clone(),
-            hook_type: r.hook_type.clone(),
+            hook_type: r.hook_type.map(|h| h.as_str().to_string()),
         });
     }
     let (is_hook, target) = parse_waiting_message(op.message.as_deref()?)?;
@@ -139,8 +143,7 @@ pub fn blocker(app: &LiveApplication) -> Option<Blocker> {
         namespace: status
             .map(|s| s.namespace.clone())
             .filter(|n| !n.is_empty())
-            .or_else(|| app.destination_namespace.clone())
-            .unwrap_or_default(),
+            .unwrap_or_else(|| app.destination_namespace.clone()),
         name: name.to_string(),
         // The message does not say which hook type; "hook" is all Argo CD tells.
         hook_type: is_hook.then(|| "hook".to_string()),
@@ -165,12 +168,13 @@ fn parse_waiting_message(message: &str) -> Option<(bool, &str)> {
 }
 
 fn resource_of<'a>(
-    app: &'a LiveApplication,
+    app: &'a Application,
     group: &str,
     kind: &str,
     name: &str,
 ) -> Option<&'a ResourceStatus> {
-    app.resources
+    app.status
+        .resources
         .iter()
         .find(|r| r.group == group && r.kind == kind && r.name == name)
 }
@@ -485,19 +489,20 @@ pub enum Producer {
 
 /// Where the app creates a missing object, relative to the hook.
 fn producer_sentence(
-    app: &LiveApplication,
+    app: &Application,
     blocker: &Blocker,
     missing: &MissingRef,
 ) -> (Option<String>, Producer) {
     let ns_ok = |r: &ResourceStatus| r.namespace.is_empty() || r.namespace == blocker.namespace;
     let direct = app
+        .status
         .resources
         .iter()
         .find(|r| r.kind == missing.kind && r.name == missing.name && ns_ok(r));
     let producer = direct.or_else(|| {
         (missing.kind == "Secret")
             .then(|| {
-                app.resources.iter().find(|r| {
+                app.status.resources.iter().find(|r| {
                     SECRET_PRODUCERS.contains(&r.kind.as_str())
                         && r.name == missing.name
                         && ns_ok(r)
@@ -525,11 +530,11 @@ fn producer_sentence(
     // A producer that is itself a hook runs in its hook phase (from this operation's
     // results); anything else is applied in the Sync phase.
     let producer_phase = if p.hook {
-        app.operation.as_ref().and_then(|op| {
+        app.status.operation.as_ref().and_then(|op| {
             op.results
                 .iter()
                 .find(|r| r.kind == p.kind && r.name == p.name)
-                .and_then(|r| r.hook_type.clone())
+                .and_then(|r| r.hook_type.map(|h| h.as_str().to_string()))
         })
     } else {
         Some("Sync".to_string())
@@ -711,7 +716,7 @@ const FAILED_CREATE: &str = "FailedCreate";
 /// Whether the blocking step certainly cannot make progress: `Ok(stall)` when it cannot,
 /// `Err(why not)` when it may still (the reason is logged and shown in dry runs).
 pub fn certain_stall(
-    app: &LiveApplication,
+    app: &Application,
     blocker: Option<&Blocker>,
     facts: &LiveFacts,
 ) -> std::result::Result<Stall, String> {
@@ -800,7 +805,7 @@ pub fn certain_stall(
 
 /// SG501 over data: `None` unless the operation is Running for at least `stuck_after`.
 pub fn diagnose(
-    app: &LiveApplication,
+    app: &Application,
     now: OffsetDateTime,
     stuck_after: Duration,
     blocker: Option<&Blocker>,
@@ -809,8 +814,8 @@ pub fn diagnose(
     if !is_stuck(app, now, stuck_after) {
         return None;
     }
-    let op = app.operation.as_ref()?;
-    let op_running = app.running_for(now).unwrap_or_default();
+    let op = app.status.operation.as_ref()?;
+    let op_running = app.status.running_for(now).unwrap_or_default();
     let started = op
         .started_at
         .map(|t| t.unix_timestamp().to_string())
@@ -1054,7 +1059,7 @@ pub(crate) mod tests {
 
     const TWENTY_MIN: Duration = Duration::from_secs(20 * 60);
 
-    fn seed_app() -> LiveApplication {
+    fn seed_app() -> Application {
         AppBuilder::new("svc-foo")
             .destination("app-foo")
             .running_since("2026-11-30T02:00:00Z")

@@ -19,11 +19,13 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::application::{LiveApplication, ResourceStatus};
+use super::application::Application;
 use super::budget::ApiBudget;
 use super::diagnosis::{LiveFinding, SYNC_LOOP, human_duration};
 use super::error::{Error, Result};
 use super::state::{LoopSnapshot, PersistedLoop, PersistedResource};
+use crate::config::status::ResourceStatus;
+use crate::model::phase::SyncStatus;
 
 /// Field managers Argo CD itself writes with: server-side apply (`argocd-controller`), older
 /// releases' controller name, and client-side apply (`kubectl-client-side-apply`, which is
@@ -68,7 +70,7 @@ struct Entry {
     flips: VecDeque<(OffsetDateTime, Option<String>)>,
     /// Resources seen OutOfSync recently (group, kind, namespace, name) → when last seen.
     out_of_sync: BTreeMap<(String, String, String, String), (OffsetDateTime, ResourceStatus)>,
-    last_status: Option<String>,
+    last_status: Option<SyncStatus>,
     last_seen: Option<OffsetDateTime>,
     /// When this process first observed the app (flips from another process's state that are
     /// newer were seen here too, and are not imported twice).
@@ -115,7 +117,7 @@ impl LoopTracker {
     }
 
     /// Feeds one observed version of `app` and returns what was seen within the window.
-    pub fn observe(&self, app: &LiveApplication, now: OffsetDateTime) -> LoopEvidence {
+    pub fn observe(&self, app: &Application, now: OffsetDateTime) -> LoopEvidence {
         let Ok(mut entries) = self.entries.lock() else {
             return LoopEvidence::default();
         };
@@ -135,7 +137,7 @@ impl LoopTracker {
         }
         let entry = entries.entry(key).or_default();
 
-        for h in &app.history {
+        for h in &app.status.history {
             let (Some(start), Some(done)) = (h.deploy_started_at.or(h.deployed_at), h.deployed_at)
             else {
                 continue;
@@ -144,9 +146,8 @@ impl LoopTracker {
                 .syncs
                 .insert(start.unix_timestamp_nanos(), (done, h.revision.clone()));
         }
-        if let Some(op) = &app.operation
-            && op.phase != "Running"
-            && op.phase != "Terminating"
+        if let Some(op) = &app.status.operation
+            && !op.in_progress()
             && let Some(done) = op.finished_at
         {
             let start = op.started_at.unwrap_or(done);
@@ -156,17 +157,14 @@ impl LoopTracker {
         }
         entry.syncs.retain(|_, (done, _)| *done >= since);
 
-        let status = app.sync_status.clone();
-        if entry.last_status.as_deref() == Some("Synced") && status.as_deref() == Some("OutOfSync")
-        {
-            entry.flips.push_back((now, app.sync_revision.clone()));
+        let status = app.status.sync;
+        if entry.last_status == Some(SyncStatus::Synced) && status == Some(SyncStatus::OutOfSync) {
+            entry
+                .flips
+                .push_back((now, app.status.sync_revision.clone()));
         }
         let turned_to = match (&entry.last_status, &status) {
-            (Some(before), Some(after)) if before != after => Some(match after.as_str() {
-                "Synced" => "Synced",
-                "OutOfSync" => "OutOfSync",
-                _ => "Unknown",
-            }),
+            (Some(before), Some(after)) if before != after => Some(after.as_str()),
             _ => None,
         };
         if status.is_some() {
@@ -177,9 +175,10 @@ impl LoopTracker {
         }
 
         for r in app
+            .status
             .resources
             .iter()
-            .filter(|r| !r.hook && r.status.as_deref() == Some("OutOfSync"))
+            .filter(|r| !r.hook && r.status == Some(SyncStatus::OutOfSync))
         {
             let k = (
                 r.group.clone(),
@@ -237,7 +236,7 @@ impl LoopTracker {
                         .filter(|(t, _)| *t >= since)
                         .map(|(t, r)| (t.unix_timestamp(), r.clone()))
                         .collect(),
-                    last_status: e.last_status.clone(),
+                    last_status: e.last_status.map(|s| s.as_str().to_string()),
                     last_seen: e.last_seen.map_or(0, OffsetDateTime::unix_timestamp),
                     out_of_sync: e
                         .out_of_sync
@@ -296,7 +295,7 @@ impl LoopTracker {
             }
             entry.flips.make_contiguous().sort_by_key(|(t, _)| *t);
             if entry.last_status.is_none() {
-                entry.last_status.clone_from(&p.last_status);
+                entry.last_status = p.last_status.as_deref().and_then(SyncStatus::parse);
             }
             for r in &p.out_of_sync {
                 let Ok(t) = OffsetDateTime::from_unix_timestamp(r.seen) else {
@@ -320,7 +319,7 @@ impl LoopTracker {
                             kind: r.kind.clone(),
                             namespace: r.namespace.clone(),
                             name: r.name.clone(),
-                            status: Some("OutOfSync".into()),
+                            status: Some(SyncStatus::OutOfSync),
                             ..ResourceStatus::default()
                         },
                     )
@@ -347,7 +346,7 @@ impl LoopTracker {
     }
 
     /// The resources of `app` seen OutOfSync within the window, most recent first.
-    pub fn recent_out_of_sync(&self, app: &LiveApplication) -> Vec<ResourceStatus> {
+    pub fn recent_out_of_sync(&self, app: &Application) -> Vec<ResourceStatus> {
         let key = app.uid.clone().unwrap_or_else(|| app.display_name());
         let Ok(entries) = self.entries.lock() else {
             return Vec::new();
@@ -637,7 +636,7 @@ pub async fn fetch_live(
 /// `out_of_sync` are the resources seen OutOfSync in the window, `live` those of them that
 /// could be read.
 pub fn diagnose(
-    app: &LiveApplication,
+    app: &Application,
     evidence: LoopEvidence,
     loop_syncs: u32,
     window: Duration,
@@ -728,10 +727,7 @@ pub fn diagnose(
             None,
         )
     } else {
-        let respect = app
-            .sync_options
-            .iter()
-            .any(|o| o == "RespectIgnoreDifferences=true");
+        let respect = app.respects_ignore_differences();
         let fix = format!(
             "Let the other manager own the field: add ignoreDifferences for it{} so diffs and \
              syncs leave it alone, or remove it from the manifests (an HPA-scaled workload \
@@ -911,7 +907,7 @@ mod tests {
         {
             h["revision"] = json!(format!("commit-{i}"));
         }
-        let app = LiveApplication::from_value(&v).unwrap();
+        let app = Application::from_value(&v).unwrap();
         let e = tracker.observe(&app, at("2026-11-30T02:25:00Z"));
         assert_eq!(e.syncs, 1);
         assert!(!e.is_loop(5));
@@ -1080,7 +1076,7 @@ mod tests {
     fn a_loop_over_an_hpa_scaled_deployment_names_the_field_the_hpa_and_the_snippet() {
         let app = app_with(7).out_of_sync("apps", "Deployment", "web").live();
         let live = vec![LiveObject {
-            resource: app.resources[0].clone(),
+            resource: app.status.resources[0].clone(),
             object: deployment_of(&hpa_deployment()),
         }];
         let f = diagnose(
@@ -1092,7 +1088,7 @@ mod tests {
             },
             5,
             Duration::from_secs(30 * 60),
-            &app.resources,
+            &app.status.resources,
             &live,
         )
         .unwrap();
@@ -1119,7 +1115,7 @@ mod tests {
                 },
                 5,
                 Duration::from_secs(1800),
-                &app.resources,
+                &app.status.resources,
                 &live
             )
             .is_none()

@@ -32,11 +32,14 @@ use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use serde_json::Value;
 use time::OffsetDateTime;
 
-use super::application::{self, LiveApplication, TERMINATE_ANNOTATION, parse_time};
+use super::application::{self, Application, TERMINATE_ANNOTATION};
 use super::diagnosis::{STUCK_SYNC, human_duration};
 use super::error::{Error, Result};
 use super::events::Announcement;
 use super::stuck::Stall;
+use crate::config::Notes;
+use crate::config::status::ApplicationStatus;
+use crate::model::phase::OperationPhase;
 
 /// `--terminate`: whether the reconciler ends stuck operations.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
@@ -76,8 +79,8 @@ pub enum Threshold {
 }
 
 /// Reads [`TERMINATE_ANNOTATION`] (`30m`, `1h`, `off`), falling back to `default`.
-pub fn threshold(app: &LiveApplication, default: Option<Duration>) -> Threshold {
-    match app.terminate_after.as_deref().map(str::trim) {
+pub fn threshold(app: &Application, default: Option<Duration>) -> Threshold {
+    match app.annotations.get(TERMINATE_ANNOTATION).map(|v| v.trim()) {
         Some("off" | "false" | "never") => Threshold::Off,
         Some(value) => match crate::duration::parse_duration(value) {
             Ok(after) if after.is_zero() => Threshold::Invalid(format!(
@@ -230,19 +233,14 @@ fn still_the_diagnosed_operation(
     if fresh.get("operation").is_none_or(Value::is_null) {
         return Err("no operation is in progress any more".into());
     }
-    let state = fresh.pointer("/status/operationState");
-    let phase = state
-        .and_then(|s| s.get("phase"))
-        .and_then(Value::as_str)
-        .unwrap_or("");
-    if phase != "Running" {
-        return Err(format!("the operation is {phase} now"));
+    let status = ApplicationStatus::read(fresh.get("status"), &mut Notes::default());
+    let op = status.operation.as_ref();
+    match op.and_then(|o| o.phase) {
+        Some(OperationPhase::Running) => {}
+        Some(phase) => return Err(format!("the operation is {phase} now")),
+        None => return Err("the operation has no phase Argo CD writes".into()),
     }
-    let fresh_started = state
-        .and_then(|s| s.get("startedAt"))
-        .and_then(Value::as_str)
-        .and_then(parse_time);
-    if fresh_started != started {
+    if op.and_then(|o| o.started_at) != started {
         return Err("a new operation has started".into());
     }
     Ok(())
@@ -250,9 +248,9 @@ fn still_the_diagnosed_operation(
 
 /// Sets the operation of `app` to `Terminating` exactly as Argo CD's terminate does, if it is
 /// still the Running operation that started at `app`'s `startedAt`.
-pub async fn terminate_operation(client: &kube::Client, app: &LiveApplication) -> Result<Written> {
+pub async fn terminate_operation(client: &kube::Client, app: &Application) -> Result<Written> {
     let api = applications(client, &app.namespace);
-    let started = app.operation.as_ref().and_then(|o| o.started_at);
+    let started = app.status.operation.as_ref().and_then(|o| o.started_at);
     let what = || {
         format!(
             "terminate the operation of application {}",
@@ -274,7 +272,7 @@ pub async fn terminate_operation(client: &kube::Client, app: &LiveApplication) -
             return Ok(Written::Changed(reason));
         }
         if let Some(phase) = fresh.data.pointer_mut("/status/operationState/phase") {
-            *phase = Value::String("Terminating".into());
+            *phase = Value::String(OperationPhase::Terminating.as_str().into());
         }
         match api.replace(&app.name, &PostParams::default(), &fresh).await {
             Ok(_) => return Ok(Written::Terminated),
@@ -294,7 +292,7 @@ pub async fn terminate_operation(client: &kube::Client, app: &LiveApplication) -
 
 /// The Event saying what was (or, in a dry run, would have been) done and why.
 pub fn announcement(
-    app: &LiveApplication,
+    app: &Application,
     stall: &Stall,
     threshold: &Threshold,
     running: Duration,
@@ -337,8 +335,8 @@ pub fn announcement(
 
 /// Whether `certain_stall` should be consulted at all for `app` now: enabled, and
 /// the operation has run long enough to start watching.
-pub fn watching(app: &LiveApplication, threshold: &Threshold, now: OffsetDateTime) -> bool {
-    match (threshold.watch_from(), app.running_for(now)) {
+pub fn watching(app: &Application, threshold: &Threshold, now: OffsetDateTime) -> bool {
+    match (threshold.watch_from(), app.status.running_for(now)) {
         (Some(from), Some(running)) => running >= from,
         _ => false,
     }
@@ -348,6 +346,7 @@ pub fn watching(app: &LiveApplication, threshold: &Threshold, now: OffsetDateTim
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::config::status::parse_time;
     use crate::reconciler::fixtures::AppBuilder;
     use crate::reconciler::stuck::StallCause;
     use serde_json::json;

@@ -430,18 +430,18 @@ mod tests {
         let before = AppEntry::from_value(&full).unwrap();
         let cached: IndexedApplication = serde_json::from_value(full).unwrap();
         let after = cached.entry().unwrap();
-        assert!(after.live.operation.is_none() && after.live.history.is_empty());
+        assert!(after.live.status.operation.is_none() && after.live.status.history.is_empty());
         let meta = &after.application.raw["metadata"];
         assert!(meta.get("managedFields").is_none());
         assert_eq!(meta["annotations"], json!({"team": "payments"}));
         // What the index reads is unchanged.
-        assert_eq!(after.live.resources, before.live.resources);
+        assert_eq!(after.live.status.resources, before.live.status.resources);
         assert_eq!(after.stand_ins().len(), before.stand_ins().len());
         assert_eq!(
             after.application.raw["spec"],
             before.application.raw["spec"]
         );
-        assert_eq!(after.live.sync_status, before.live.sync_status);
+        assert_eq!(after.live.status.sync, before.live.status.sync);
     }
 
     #[test]

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use super::ignore::{IgnoreRule, Layer};
 use super::source::Source;
+use super::status::ApplicationStatus;
 use super::{Fields, Notes};
 use crate::model::Resource;
 use crate::model::argo::SyncOptions;
@@ -84,6 +85,15 @@ pub struct Application {
     /// `metadata.annotations`.
     #[serde(skip)]
     pub annotations: BTreeMap<String, String>,
+    /// `metadata.uid` (Events refer to it), when the object came from a cluster.
+    #[serde(skip)]
+    pub uid: Option<String>,
+    /// `metadata.resourceVersion`, when the object came from a cluster.
+    #[serde(skip)]
+    pub resource_version: Option<String>,
+    /// `status`, as a cluster serves it (empty for an Application read from Git).
+    #[serde(skip)]
+    pub status: ApplicationStatus,
     /// What reading found that Argo CD's schema does not hold.
     #[serde(skip)]
     pub notes: Notes,
@@ -100,6 +110,19 @@ impl Application {
         is_application(r).then(|| Application::read(&r.raw))
     }
 
+    /// Reads an Application as a cluster serves it (a watch event, a list item): `None` for an
+    /// object that is not an `argoproj.io` Application or has no name.
+    pub fn from_value(raw: &Value) -> Option<Application> {
+        let api_version = raw.get("apiVersion").and_then(Value::as_str)?;
+        if !api_version.starts_with("argoproj.io/")
+            || raw.get("kind").and_then(Value::as_str) != Some("Application")
+        {
+            return None;
+        }
+        let app = Application::read(raw);
+        (!app.name.is_empty()).then_some(app)
+    }
+
     /// Reads an Application from its JSON (any kind is read as one).
     pub fn read(raw: &Value) -> Application {
         let mut notes = Notes::default();
@@ -107,6 +130,8 @@ impl Application {
         let name = meta.string("name", &mut notes);
         let namespace = meta.string("namespace", &mut notes);
         let annotations = meta.string_map("annotations", &mut notes);
+        let uid = meta.str("uid", &mut notes).map(str::to_string);
+        let resource_version = meta.str("resourceVersion", &mut notes).map(str::to_string);
         // Other metadata is the API server's business, not Argo CD's.
 
         let mut spec = Fields::of(raw.get("spec"), "/spec", &mut notes);
@@ -176,6 +201,7 @@ impl Application {
         };
         spec.known(SPEC_KEYS);
         spec.finish(&mut notes);
+        let status = ApplicationStatus::read(raw.get("status"), &mut notes);
 
         Application {
             destination_namespace: destination.namespace.clone(),
@@ -199,8 +225,16 @@ impl Application {
             sources,
             multi_source,
             annotations,
+            uid,
+            resource_version,
+            status,
             notes,
         }
+    }
+
+    /// `namespace/name`, for messages.
+    pub fn display_name(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
     }
 
     /// Argo CD's instance name (`InstanceName`): the name, prefixed with `<namespace>_` when the

@@ -11,6 +11,7 @@
 //!
 //! - [`application`]: `argoproj.io/Application` (spec and status).
 //! - [`source`]: one source of an Application (Git, Helm repository, OCI).
+//! - [`status`]: the status of an Application: comparison, health, operation, history.
 //! - [`ignore`]: one `ignoreDifferences` rule and how Argo CD matches it to an object.
 //! - [`project`]: `argoproj.io/AppProject` and what it permits (destinations, repositories,
 //!   kinds), as Argo CD matches them release by release.
@@ -23,6 +24,7 @@ pub mod appset;
 pub mod glob;
 pub mod ignore;
 pub mod source;
+pub mod status;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
