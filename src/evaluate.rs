@@ -468,19 +468,11 @@ impl<'a> AppView<'a> {
             // A render with no Application: the namespace it was rendered for.
             .or_else(|| inferred_destination(&objects))
             .unwrap_or_else(|| "default".to_string());
-        let settings = AppSettings {
-            destination_namespace: destination_namespace.clone(),
-            sync_options: application
-                .as_ref()
-                .map(|a| a.sync_options.clone())
-                .unwrap_or_default(),
-            prune: true,
-            managed_namespace_metadata: application
-                .as_ref()
-                .is_some_and(|a| a.managed_namespace_metadata),
-            behaviours: options.argocd.behaviours(),
-            ..AppSettings::default()
-        };
+        let settings = AppSettings::of_application(
+            application.as_ref(),
+            &destination_namespace,
+            options.argocd.behaviours(),
+        );
         let mut input = PlanInput::new(&objects, &[], settings);
         input.cluster_apis = if options.require_crds {
             ClusterApis::builtin_only()

@@ -42,24 +42,20 @@ pub fn build_report(
             })
             .or_else(|| inferred_destination(&members))
             .unwrap_or_else(|| "default".to_string());
-        let mut options: Vec<String> = app
-            .map(|a| a.sync_options.items.clone())
-            .unwrap_or_default();
+        let mut settings = AppSettings::of_application(
+            app,
+            &destination_namespace,
+            args.argocd_version.unwrap_or_default().behaviours(),
+        );
+        let mut options = std::mem::take(&mut settings.sync_options).items;
         if args.create_namespace {
             options.push("CreateNamespace=true".into());
         }
         if args.prune_last {
             options.push("PruneLast=true".into());
         }
-        let settings = AppSettings {
-            destination_namespace: destination_namespace.clone(),
-            sync_options: SyncOptions::from_items(options),
-            revision: args.revision.clone(),
-            prune: true,
-            managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
-            behaviours: args.argocd_version.unwrap_or_default().behaviours(),
-            ..AppSettings::default()
-        };
+        settings.sync_options = SyncOptions::from_items(options);
+        settings.revision = args.revision.clone();
         let mut input = PlanInput::new(&members, live, settings);
         input.cluster_apis = if args.require_crds {
             ClusterApis::builtin_only()

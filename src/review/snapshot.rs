@@ -8,7 +8,6 @@ use crate::evaluate::{EvaluateOptions, evaluate};
 use crate::finding::Report;
 use crate::manifest::load_str;
 use crate::model::Resource;
-use crate::model::argo::SyncOptions;
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, plan};
 use crate::policy::PolicySet;
 use crate::render::{Application, RenderOptions, Repos, as_the_controller_sees, expand};
@@ -221,18 +220,8 @@ fn plan_of(
     destination_namespace: &str,
     evaluate: &EvaluateOptions,
 ) -> Plan {
-    let app = spec;
-    let settings = AppSettings {
-        destination_namespace: destination_namespace.to_string(),
-        sync_options: SyncOptions::from_items(
-            app.map(|a| a.sync_options.items.clone())
-                .unwrap_or_default(),
-        ),
-        prune: true,
-        managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
-        behaviours: evaluate.argocd.behaviours(),
-        ..AppSettings::default()
-    };
+    let settings =
+        AppSettings::of_application(spec, destination_namespace, evaluate.argocd.behaviours());
     let mut input = PlanInput::new(objects, &[], settings);
     input.cluster_apis = ClusterApis::assume_all();
     plan(&input)

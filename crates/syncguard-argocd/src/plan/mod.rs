@@ -31,6 +31,7 @@ use std::fmt;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 
+use crate::config::application::Application;
 use crate::model::Resource;
 use crate::model::argo::{DeletePolicy, Ignored, SyncFacts, SyncOptions, SyncPhase};
 use crate::model::version::{Behaviour, Behaviours};
@@ -89,6 +90,26 @@ impl Default for AppSettings {
             namespace_exists: false,
             managed_namespace_metadata: false,
             behaviours: Behaviours::default(),
+        }
+    }
+}
+
+impl AppSettings {
+    /// What an Application (when there is one) sets for a first sync of its objects: its sync
+    /// options and `managedNamespaceMetadata`, prune on, nothing live. `destination_namespace`
+    /// is decided by the caller (the Application's, else a flag, else inferred).
+    pub fn of_application(
+        app: Option<&Application>,
+        destination_namespace: &str,
+        behaviours: Behaviours,
+    ) -> AppSettings {
+        AppSettings {
+            destination_namespace: destination_namespace.to_string(),
+            sync_options: app.map(|a| a.sync_options.clone()).unwrap_or_default(),
+            prune: true,
+            managed_namespace_metadata: app.is_some_and(|a| a.managed_namespace_metadata),
+            behaviours,
+            ..AppSettings::default()
         }
     }
 }
