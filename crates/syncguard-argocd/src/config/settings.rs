@@ -17,7 +17,7 @@
 //!   the way Argo CD keys its resource overrides.
 //! - [`filter`]: `resource.exclusions` / `resource.inclusions` and Argo CD's filter semantics.
 //! - [`argocd_cm`]: the whole of argocd-cm.
-//! - [`cmd_params`]: argocd-cmd-params-cm.
+//! - [`cmd_params`]: the whole of argocd-cmd-params-cm.
 //! - [`keys`]: which keys belong to which ConfigMap, and the key meant for a wrong one.
 
 pub mod argocd_cm;
