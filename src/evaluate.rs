@@ -157,6 +157,19 @@ pub fn argocd_input(v: ArgoCdVersion, config: &ArgoCdConfig) -> Value {
     })
 }
 
+/// The server URL of an Application's destination cluster: `server`, or the in-cluster URL for
+/// the default `in-cluster` name; `None` for another name (its URL is in a cluster Secret).
+fn destination_server(app: &Application) -> Option<&str> {
+    let d = &app.destination;
+    if !d.server.is_empty() {
+        Some(d.server.as_str())
+    } else if d.name == "in-cluster" {
+        Some("https://kubernetes.default.svc")
+    } else {
+        None
+    }
+}
+
 /// `{name: bool}` for every behaviour of the release table.
 fn behaviours_input(v: ArgoCdVersion) -> Value {
     let set = v.behaviours();
@@ -715,6 +728,16 @@ impl<'a> AppView<'a> {
                 &me.resource.kind
             )),
         );
+        if let Some(app) = &self.application
+            && !(me.resource.kind == "Application" && me.resource.name == app.name)
+            && let Some(excluded) = options.argocd_config.excluded_by(
+                &me.resource.group,
+                &me.resource.kind,
+                destination_server(app),
+            )
+        {
+            doc.insert("excluded_by".into(), excluded);
+        }
         if let Some(app) = &self.application
             && let Ok(v) = serde_json::to_value(app)
         {

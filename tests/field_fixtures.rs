@@ -111,7 +111,8 @@ fn every_field_fixture_names_the_public_report_it_comes_from() {
 }
 
 /// Every second-generation rule (issue 13), and every rule added since (SG121, issue 20; SG306, SG307,
-/// SG610, SG620 and SG621, issue 35), fires on at least one field fixture.
+/// SG610, SG620 and SG621, issue 35; SG309 and SG310, the settings vocabulary), fires on at least one
+/// field fixture. (SG308 has no public report with complete manifests yet.)
 #[test]
 fn every_second_generation_rule_has_a_field_fixture() {
     let mut covered = BTreeSet::new();
@@ -120,8 +121,8 @@ fn every_second_generation_rule_has_a_field_fixture() {
     }
     let missing: Vec<&str> = [
         "SG113", "SG114", "SG115", "SG116", "SG117", "SG118", "SG119", "SG120", "SG201", "SG203",
-        "SG206", "SG207", "SG208", "SG301", "SG304", "SG121", "SG306", "SG307", "SG610", "SG620",
-        "SG621",
+        "SG206", "SG207", "SG208", "SG301", "SG304", "SG121", "SG306", "SG307", "SG309", "SG310",
+        "SG610", "SG620", "SG621",
     ]
     .into_iter()
     .filter(|id| !covered.contains(*id))

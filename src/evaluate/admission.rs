@@ -222,6 +222,10 @@ pub struct PreparedSet {
     /// Object index → its group.
     group_of: Vec<usize>,
     views: Mutex<HashMap<ViewKey, Arc<AppView<'static>>>>,
+    /// The set holds Argo CD settings objects (argocd-cm, argocd-cmd-params-cm, AppProjects):
+    /// the configuration of every document comes from them, which the prepared views do not
+    /// carry, so every admission is rebuilt.
+    has_settings: bool,
 }
 
 impl std::fmt::Debug for PreparedSet {
@@ -249,11 +253,13 @@ impl PreparedSet {
                 }
             }
         }
+        let has_settings = objects.iter().any(is_argocd_settings);
         Self {
             objects,
             groups,
             group_of,
             views: Mutex::new(HashMap::new()),
+            has_settings,
         }
     }
 
@@ -324,6 +330,9 @@ impl PreparedSet {
         }
         if object.group.is_empty() && object.kind == "Namespace" {
             return None; // tasks of its namespace would bubble it
+        }
+        if self.has_settings || is_argocd_settings(object) {
+            return None; // read into input.argocd.config (with_input_config)
         }
         let mut copies = self
             .objects
@@ -650,6 +659,15 @@ fn via_new_slot(members: Resolution, alone: Resolution, slot: usize) -> Resoluti
 /// One `input.plan.tasks` entry (the shape `task_entries` writes).
 fn task_entry(phase: SyncPhase, wave: i64, step: usize, gated: bool, is_final: bool) -> Value {
     json!({"phase": phase, "wave": wave, "step": step, "gated": gated, "final": is_final})
+}
+
+/// Argo CD's settings objects: the set's configuration (`input.argocd.config`) is read from them.
+fn is_argocd_settings(object: &Resource) -> bool {
+    use crate::model::argocd_config::{ARGOCD_CM, ARGOCD_CMD_PARAMS_CM};
+    (object.group.is_empty()
+        && object.kind == "ConfigMap"
+        && (object.name == ARGOCD_CM || object.name == ARGOCD_CMD_PARAMS_CM))
+        || (object.group == "argoproj.io" && object.kind == "AppProject")
 }
 
 #[cfg(test)]

@@ -1,21 +1,17 @@
 //! The Argo CD configuration rules may depend on: custom health checks, system-level
-//! ignoreDifferences and resource exclusions from the `argocd-cm` ConfigMap, and what each
-//! `AppProject` permits.
+//! ignoreDifferences and resource exclusions from the `argocd-cm` ConfigMap, the components'
+//! flags from `argocd-cmd-params-cm`, and what each `AppProject` permits.
 //!
-//! The facts come from wherever they can be read: `argocd-cm` and `AppProject` objects in the
-//! checked input, a file named with `--argocd-config`, or the live objects of the cluster
-//! (reconciler, webhook). They become `input.argocd.config` (policies/README.md); without any of
-//! them the source is `none` and rules must not claim anything about the configuration.
+//! The facts come from wherever they can be read: `argocd-cm`, `argocd-cmd-params-cm` and
+//! `AppProject` objects in the checked input, a file named with `--argocd-config`, or the live
+//! objects of the cluster (reconciler, webhook). They become `input.argocd.config`
+//! (policies/README.md); without any of them the source is `none` and rules must not claim
+//! anything about the configuration.
 //!
-//! `argocd-cm` keys read (Argo CD's documented forms, old and new):
-//! - `resource.customizations.health.<group>_<kind>` (a core kind has no `<group>_` part),
-//! - `resource.customizations.ignoreDifferences.<group>_<kind>` and `...ignoreDifferences.all`,
-//! - `resource.customizations`: the older single YAML block keyed by `<group>/<kind>` with
-//!   `health.lua` and `ignoreDifferences` entries,
-//! - `resource.exclusions` and `resource.inclusions`: YAML lists of `{apiGroups, kinds,
-//!   clusters}`,
-//! - `application.resourceTrackingMethod` (`label`, `annotation`, `annotation+label`) and
-//!   `application.instanceLabelKey`: how Argo CD ties objects to Applications.
+//! This module only finds the objects: the settings ConfigMaps are read by the semantics
+//! crate's typed readers ([`syncguard_argocd::config::settings`]: every key classified, keys
+//! Argo CD never reads kept as notes with their pointer), given this crate's YAML parser for the
+//! values that are YAML text. What follows is the rule input's view of them.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -29,9 +25,11 @@ pub use super::tracking::TrackingMethod;
 use super::version::ArgoCdVersion;
 use crate::config::ignore::IgnoreRule;
 use crate::manifest::parse_yaml_value;
-
-/// The name of Argo CD's main ConfigMap.
-pub const ARGOCD_CM: &str = "argocd-cm";
+pub use syncguard_argocd::config::settings::{ARGOCD_CM, ARGOCD_CMD_PARAMS_CM};
+use syncguard_argocd::config::settings::{
+    ArgoCdSettings, CmdParams, CompareOptions, CustomizationType, Exclusion, KeyNote,
+    ResourceFilters,
+};
 
 /// Where the configuration facts were read from (`input.argocd.config.source`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -52,21 +50,38 @@ pub enum ConfigSource {
 /// typed AppProject, with Argo CD's matching rules as methods.
 pub use syncguard_argocd::config::project::AppProject as Project;
 
+/// A key of a settings ConfigMap that does not do what it is written for
+/// (`input.argocd.config.notes`), with the ConfigMap it was read from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigNote {
+    /// `argocd-cm` or `argocd-cmd-params-cm`.
+    pub configmap: &'static str,
+    /// The ConfigMap's namespace (empty when unset).
+    pub namespace: String,
+    /// Where the ConfigMap was read from.
+    pub source: ConfigSource,
+    /// The key, its pointer, what is wrong and the key meant.
+    #[serde(flatten)]
+    pub note: KeyNote,
+}
+
 /// The configuration facts of one Argo CD installation.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ArgoCdConfig {
     /// Where they were read from.
     pub source: ConfigSource,
-    /// `<group>/<kind>` keys (globs as written) with a custom health check.
+    /// The typed argocd-cm (the last one read).
+    pub settings: Option<ArgoCdSettings>,
+    /// The typed argocd-cmd-params-cm (the last one read).
+    pub cmd_params: Option<CmdParams>,
+    /// `<group>/<kind>` keys (globs as written) with a custom health check that reaches objects.
     pub health_checks: BTreeSet<String>,
     /// `<group>/<kind>` keys with system-level ignoreDifferences; `*` for `.all`.
     pub ignore_differences: BTreeSet<String>,
     /// The same system-level entries with their paths, as Argo CD's normaliser applies them.
     pub ignore_rules: Vec<IgnoreRule>,
-    /// `resource.exclusions` entries.
-    pub exclusions: Vec<Value>,
-    /// `resource.inclusions` entries.
-    pub inclusions: Vec<Value>,
+    /// `resource.exclusions` and `resource.inclusions`, typed.
+    pub filters: ResourceFilters,
     /// AppProjects by name.
     pub projects: BTreeMap<String, Project>,
     /// `application.resourceTrackingMethod`, when set.
@@ -76,13 +91,15 @@ pub struct ArgoCdConfig {
     /// `resource.compareoptions` sets `ignoreAggregatedRoles: true`: the rules of a ClusterRole
     /// with an aggregationRule are left out of the comparison.
     pub ignore_aggregated_roles: bool,
+    /// Keys of the settings ConfigMaps that do not do what they are written for.
+    pub notes: Vec<ConfigNote>,
     /// What could not be read, one line each (reported as input errors by the CLI).
     pub problems: Vec<String>,
 }
 
 impl ArgoCdConfig {
-    /// Reads `argocd-cm` ConfigMaps and `AppProject`s among `resources`. The source stays
-    /// `none` when there are neither.
+    /// Reads `argocd-cm`, `argocd-cmd-params-cm` ConfigMaps and `AppProject`s among
+    /// `resources`. The source stays `none` when there are none of them.
     pub fn from_resources<'r>(
         resources: impl IntoIterator<Item = &'r Resource>,
         source: ConfigSource,
@@ -90,8 +107,14 @@ impl ArgoCdConfig {
         let mut config = ArgoCdConfig::default();
         for r in resources {
             if r.group.is_empty() && r.kind == "ConfigMap" && r.name == ARGOCD_CM {
-                config.read_argocd_cm(r);
                 config.source = source;
+                config.read_argocd_cm(r);
+            } else if r.group.is_empty() && r.kind == "ConfigMap" && r.name == ARGOCD_CMD_PARAMS_CM
+            {
+                config.source = source;
+                let params = CmdParams::read(r.raw.get("data"));
+                config.note(ARGOCD_CMD_PARAMS_CM, r, &params.notes);
+                config.cmd_params = Some(params);
             } else if r.group == "argoproj.io" && r.kind == "AppProject" && !r.name.is_empty() {
                 config
                     .projects
@@ -107,17 +130,23 @@ impl ArgoCdConfig {
         self.source != ConfigSource::None
     }
 
-    /// Adds what `other` knows; `other` wins for a project both name. The source becomes
-    /// `other`'s when it knows anything.
+    /// Adds what `other` knows; `other` wins for a project both name and for the typed
+    /// ConfigMaps. The source becomes `other`'s when it knows anything.
     pub fn merge(&mut self, other: ArgoCdConfig) {
         if other.is_known() {
             self.source = other.source;
         }
+        if other.settings.is_some() {
+            self.settings = other.settings;
+        }
+        if other.cmd_params.is_some() {
+            self.cmd_params = other.cmd_params;
+        }
         self.health_checks.extend(other.health_checks);
         self.ignore_differences.extend(other.ignore_differences);
         self.ignore_rules.extend(other.ignore_rules);
-        self.exclusions.extend(other.exclusions);
-        self.inclusions.extend(other.inclusions);
+        self.filters.exclusions.extend(other.filters.exclusions);
+        self.filters.inclusions.extend(other.filters.inclusions);
         self.projects.extend(other.projects);
         if other.tracking_method.is_some() {
             self.tracking_method = other.tracking_method;
@@ -125,115 +154,68 @@ impl ArgoCdConfig {
         if other.instance_label_key.is_some() {
             self.instance_label_key = other.instance_label_key;
         }
+        self.ignore_aggregated_roles |= other.ignore_aggregated_roles;
+        self.notes.extend(other.notes);
         self.problems.extend(other.problems);
     }
 
+    fn note(&mut self, configmap: &'static str, cm: &Resource, notes: &[KeyNote]) {
+        self.notes.extend(notes.iter().map(|n| ConfigNote {
+            configmap,
+            namespace: cm.namespace.clone().unwrap_or_default(),
+            source: self.source,
+            note: n.clone(),
+        }));
+    }
+
     fn read_argocd_cm(&mut self, cm: &Resource) {
-        let Some(data) = cm.raw.get("data").and_then(Value::as_object) else {
-            return;
-        };
-        for (key, value) in data {
-            let Some(text) = value.as_str() else {
-                continue;
-            };
-            if let Some(gk) = key.strip_prefix("resource.customizations.health.") {
-                self.health_checks.insert(key_to_group_kind(gk));
-            } else if let Some(gk) = key.strip_prefix("resource.customizations.ignoreDifferences.")
-            {
-                let gk = if gk == "all" {
-                    "*".to_string()
-                } else {
-                    key_to_group_kind(gk)
-                };
-                if let Some(body) = self.yaml(key, text) {
-                    let (group, kind) = split_group_kind(&gk);
-                    let mut at = String::from("/data/");
-                    syncguard_argocd::pointers::push_escaped(&mut at, key);
-                    self.ignore_rules
-                        .push(IgnoreRule::system(key, &at, group, kind, &body));
-                }
-                self.ignore_differences.insert(gk);
-            } else if key == "resource.customizations" {
-                self.read_customizations_block(key, text);
-            } else if key == "resource.compareoptions" {
-                self.ignore_aggregated_roles = text.lines().any(|l| {
-                    l.trim()
-                        .strip_prefix("ignoreAggregatedRoles:")
-                        .is_some_and(|v| v.trim().trim_matches('"') == "true")
-                });
-            } else if key == "resource.exclusions" {
-                let items = self.yaml_list(key, text);
-                self.exclusions.extend(items);
-            } else if key == "resource.inclusions" {
-                let items = self.yaml_list(key, text);
-                self.inclusions.extend(items);
-            } else if key == "application.resourceTrackingMethod" {
-                // Argo CD falls back to its default on a value it does not know; say so.
-                match TrackingMethod::parse(text) {
-                    Some(m) => self.tracking_method = Some(m),
-                    None if text.trim().is_empty() => {}
-                    None => self.problems.push(format!(
-                        "{ARGOCD_CM}: `{key}: {text}` is not a tracking method Argo CD knows \
-                         (label, annotation, annotation+label); its default applies"
-                    )),
-                }
-            } else if key == "application.instanceLabelKey" && !text.trim().is_empty() {
-                self.instance_label_key = Some(text.trim().to_string());
-            }
-        }
-    }
-
-    /// The pre-1.x single block: `<group>/<kind>: {health.lua, ignoreDifferences, ...}`.
-    fn read_customizations_block(&mut self, key: &str, text: &str) {
-        let Some(Value::Object(block)) = self.yaml(key, text) else {
-            return;
-        };
-        for (gk, entry) in block {
-            let gk = if gk.contains('/') {
-                gk.clone()
+        let s = ArgoCdSettings::read(cm.raw.get("data"), &parse_yaml_value);
+        for c in s.customizations.iter().filter(|c| c.reaches_objects()) {
+            // The rule input spells a core kind `/Kind` (Argo CD keys it by the bare kind).
+            let key = if c.override_key.contains('/') {
+                c.override_key.clone()
             } else {
-                format!("/{gk}")
+                format!("/{}", c.override_key)
             };
-            if entry.get("health.lua").is_some() {
-                self.health_checks.insert(gk.clone());
-            }
-            if let Some(body) = entry.get("ignoreDifferences") {
-                // Written as a YAML string (the documented form) or a mapping.
-                let body = match body.as_str() {
-                    Some(text) => self.yaml(key, text).unwrap_or(Value::Null),
-                    None => body.clone(),
-                };
-                let (group, kind) = split_group_kind(&gk);
-                let mut at = String::from("/data/");
-                syncguard_argocd::pointers::push_escaped(&mut at, key);
-                self.ignore_rules
-                    .push(IgnoreRule::system(key, &at, group, kind, &body));
-                self.ignore_differences.insert(gk);
-            }
-        }
-    }
-
-    fn yaml_list(&mut self, key: &str, text: &str) -> Vec<Value> {
-        match self.yaml(key, text) {
-            Some(Value::Array(items)) => items.into_iter().filter(Value::is_object).collect(),
-            Some(Value::Null) | None => Vec::new(),
-            Some(_) => {
-                self.problems
-                    .push(format!("{ARGOCD_CM}: `{key}` is not a YAML list"));
-                Vec::new()
+            match c.kind_of {
+                CustomizationType::Health => {
+                    self.health_checks.insert(key);
+                }
+                CustomizationType::IgnoreDifferences => {
+                    let (group, kind) = c.group_kind();
+                    self.ignore_rules.push(IgnoreRule::system(
+                        &c.data_key,
+                        &c.pointer,
+                        group,
+                        kind,
+                        &c.value,
+                    ));
+                    self.ignore_differences.insert(if key == "*/*" {
+                        "*".to_string()
+                    } else {
+                        key
+                    });
+                }
+                _ => {}
             }
         }
-    }
-
-    fn yaml(&mut self, key: &str, text: &str) -> Option<Value> {
-        match parse_yaml_value(text) {
-            Ok(v) => Some(v),
-            Err(e) => {
-                self.problems
-                    .push(format!("{ARGOCD_CM}: `{key}` is not valid YAML: {e}"));
-                None
-            }
+        self.filters
+            .exclusions
+            .extend(s.filters.exclusions.iter().cloned());
+        self.filters
+            .inclusions
+            .extend(s.filters.inclusions.iter().cloned());
+        if s.tracking_method.is_some() {
+            self.tracking_method = s.tracking_method;
         }
+        if s.instance_label_key.is_some() {
+            self.instance_label_key.clone_from(&s.instance_label_key);
+        }
+        self.ignore_aggregated_roles |= s.compare_options.ignore_aggregated_roles;
+        self.problems
+            .extend(s.problems.iter().map(|p| format!("{ARGOCD_CM}: {p}")));
+        self.note(ARGOCD_CM, cm, &s.notes);
+        self.settings = Some(s);
     }
 
     /// How objects are tied to Applications on `version` with this configuration: the tracking
@@ -249,7 +231,28 @@ impl ArgoCdConfig {
     /// True when argocd-cm gives `group`/`kind` its own health check.
     pub fn has_custom_health(&self, group: &str, kind: &str) -> bool {
         let subject = format!("{group}/{kind}");
-        self.health_checks.iter().any(|k| glob_match(k, &subject))
+        self.health_checks
+            .iter()
+            .any(|k| syncguard_argocd::config::glob::matches(k, &subject))
+    }
+
+    /// Whether Argo CD leaves `group`/`kind` out of the desired state on the cluster `server`
+    /// (`None`: only the destination's name is known) because of `resource.exclusions` or
+    /// `resource.inclusions`, as the `input.excluded_by` fact; `None` when it is not excluded,
+    /// or only by Argo CD's built-in exclusions (events, leases), which no setting chose.
+    pub fn excluded_by(&self, group: &str, kind: &str, server: Option<&str>) -> Option<Value> {
+        if self.filters.is_empty() {
+            return None;
+        }
+        match self.filters.excluded(group, kind, server)? {
+            Exclusion::Core => None,
+            Exclusion::Excluded(i) => Some(json!({
+                "key": "resource.exclusions",
+                "index": i,
+                "entry": self.filters.exclusions[i],
+            })),
+            Exclusion::NotIncluded => Some(json!({"key": "resource.inclusions"})),
+        }
     }
 
     /// The `input.argocd.config` document.
@@ -258,8 +261,8 @@ impl ArgoCdConfig {
         m.insert("source".into(), json!(self.source));
         m.insert("health_checks".into(), json!(self.health_checks));
         m.insert("ignore_differences".into(), json!(self.ignore_differences));
-        m.insert("exclusions".into(), Value::Array(self.exclusions.clone()));
-        m.insert("inclusions".into(), Value::Array(self.inclusions.clone()));
+        m.insert("exclusions".into(), json!(self.filters.exclusions));
+        m.insert("inclusions".into(), json!(self.filters.inclusions));
         m.insert(
             "projects".into(),
             Value::Object(
@@ -276,45 +279,32 @@ impl ArgoCdConfig {
             "ignore_aggregated_roles".into(),
             json!(self.ignore_aggregated_roles),
         );
+        if let Some(s) = &self.settings {
+            let o: &CompareOptions = &s.compare_options;
+            m.insert("compare_options".into(), json!(o));
+            m.insert(
+                "source_types".into(),
+                json!({"kustomize": s.kustomize_enabled, "helm": s.helm_enabled, "jsonnet": s.jsonnet_enabled}),
+            );
+        }
+        if let Some(p) = &self.cmd_params {
+            let mut v = json!(p);
+            if let Some(o) = v.as_object_mut() {
+                o.remove("keys");
+                o.remove("notes");
+                o.retain(|_, v| !v.is_null());
+                o.insert(
+                    "policy_override_enabled".into(),
+                    json!(p.policy_override_enabled()),
+                );
+            }
+            m.insert("cmd_params".into(), v);
+        }
+        if !self.notes.is_empty() {
+            m.insert("notes".into(), json!(self.notes));
+        }
         Value::Object(m)
     }
-}
-
-/// `apps/Deployment` → (`apps`, `Deployment`); `/Service` → (``, `Service`); `*` → (`*`, `*`).
-fn split_group_kind(gk: &str) -> (&str, &str) {
-    if gk == "*" {
-        return ("*", "*");
-    }
-    gk.rsplit_once('/').unwrap_or(("", gk))
-}
-
-/// `apps_Deployment` → `apps/Deployment`; `Service` → `/Service`; globs kept as written.
-fn key_to_group_kind(key: &str) -> String {
-    match key.rsplit_once('_') {
-        Some((group, kind)) => format!("{group}/{kind}"),
-        None => format!("/{key}"),
-    }
-}
-
-/// `*` matches any run of characters (Argo CD matches these keys as globs).
-fn glob_match(pattern: &str, subject: &str) -> bool {
-    let Some((first, rest)) = pattern.split_once('*') else {
-        return pattern == subject;
-    };
-    let Some(mut tail) = subject.strip_prefix(first) else {
-        return false;
-    };
-    let parts: Vec<&str> = rest.split('*').collect();
-    let Some((last, middle)) = parts.split_last() else {
-        return true;
-    };
-    for part in middle {
-        match tail.find(part) {
-            Some(at) => tail = &tail[at + part.len()..],
-            None => return false,
-        }
-    }
-    tail.len() >= last.len() && tail.ends_with(last)
 }
 
 /// The health check Argo CD applies to `group`/`kind` with this configuration, as
@@ -396,7 +386,7 @@ data:
         );
         let ignored: Vec<&str> = c.ignore_differences.iter().map(String::as_str).collect();
         assert_eq!(ignored, ["*", "/ConfigMap", "apps/Deployment"]);
-        assert_eq!(c.exclusions.len(), 1);
+        assert_eq!(c.filters.exclusions.len(), 1);
         assert!(c.problems.is_empty(), "{:?}", c.problems);
     }
 
@@ -482,13 +472,106 @@ spec:
     }
 
     #[test]
-    fn globs_match_like_argo_cd_keys() {
-        assert!(glob_match("*.crossplane.io/*", "aws.crossplane.io/Bucket"));
-        assert!(!glob_match("*.crossplane.io/*", "crossplane.io/Bucket"));
-        assert!(glob_match("*", "apps/Deployment"));
-        assert!(glob_match("apps/*", "apps/Deployment"));
-        assert!(!glob_match("apps/Deployment", "apps/DaemonSet"));
-        assert!(glob_match("a*b*c", "aXbYc"));
-        assert!(!glob_match("a*b*c", "aXbY"));
+    fn a_leading_underscore_health_key_is_not_the_core_kind() {
+        // Argo CD keys `_PersistentVolumeClaim` as `/PersistentVolumeClaim`, which no object is
+        // looked up by: the core kind keeps its stock check, and the key is noted.
+        let c = config(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm}\ndata:\n  resource.customizations.health._PersistentVolumeClaim: \"return {}\"\n",
+        );
+        assert!(c.health_checks.is_empty(), "{:?}", c.health_checks);
+        assert_eq!(
+            health_check_name(&c, "", "PersistentVolumeClaim"),
+            Some("builtin")
+        );
+        let notes = &c.to_value()["notes"];
+        assert_eq!(notes[0]["issue"], "never_matched");
+        assert_eq!(
+            notes[0]["meant"],
+            "resource.customizations.health.PersistentVolumeClaim"
+        );
+        assert_eq!(
+            notes[0]["pointer"],
+            "/data/resource.customizations.health._PersistentVolumeClaim"
+        );
+        assert_eq!(notes[0]["configmap"], "argocd-cm");
+        assert_eq!(notes[0]["source"], "input");
+    }
+
+    #[test]
+    fn cmd_params_and_misplaced_keys_reach_the_rule_input() {
+        let c = config(
+            r#"
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cmd-params-cm, namespace: argocd}
+data:
+  applicationsetcontroller.policy: create-only
+  controller.sync.timeout.seconds: "600"
+  timeout.reconciliation: 300s
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm, namespace: argocd}
+data:
+  controller.diff.server.side: "true"
+  resource.compareoptions: |
+    ignoreResourceStatusField: crd
+"#,
+        );
+        assert!(c.is_known());
+        let v = c.to_value();
+        assert_eq!(v["cmd_params"]["appset_policy"], "create-only");
+        assert_eq!(v["cmd_params"]["policy_override_enabled"], false);
+        assert_eq!(v["cmd_params"]["sync_timeout_seconds"], 600);
+        assert_eq!(v["compare_options"]["ignore_resource_status_field"], "crd");
+        let keys: Vec<(&str, &str, &str)> = v["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| {
+                (
+                    n["configmap"].as_str().unwrap(),
+                    n["key"].as_str().unwrap(),
+                    n["meant"].as_str().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                (
+                    "argocd-cmd-params-cm",
+                    "timeout.reconciliation",
+                    "timeout.reconciliation in argocd-cm"
+                ),
+                (
+                    "argocd-cm",
+                    "controller.diff.server.side",
+                    "controller.diff.server.side in argocd-cmd-params-cm"
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn excluded_kinds_are_told_per_destination_cluster() {
+        let c = config(CM);
+        let x = c
+            .excluded_by(
+                "cilium.io",
+                "CiliumIdentity",
+                Some("https://kubernetes.default.svc"),
+            )
+            .unwrap();
+        assert_eq!(x["key"], "resource.exclusions");
+        assert_eq!(x["index"], 0);
+        assert_eq!(x["entry"]["kinds"][0], "CiliumIdentity");
+        assert!(c.excluded_by("", "Event", None).is_none());
+        assert!(c.excluded_by("apps", "Deployment", None).is_none());
+        assert!(
+            ArgoCdConfig::default()
+                .excluded_by("cilium.io", "CiliumIdentity", None)
+                .is_none()
+        );
     }
 }

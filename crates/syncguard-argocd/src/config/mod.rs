@@ -18,6 +18,7 @@
 //! - [`sync_window`]: one sync window of a project: its schedule, duration and time zone as
 //!   Argo CD parses them, and which Applications it applies to.
 //! - [`appset`]: `argoproj.io/ApplicationSet`, its generators and its templates.
+//! - [`settings`]: `argocd-cm` and `argocd-cmd-params-cm`, every key classified.
 
 pub mod application;
 pub mod appset;
@@ -30,6 +31,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub mod project;
+pub mod settings;
 pub mod sync_window;
 
 /// What reading one object found that the vocabulary does not hold.
