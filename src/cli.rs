@@ -150,9 +150,16 @@ pub enum Command {
     /// on the head, fixed by it and unchanged. Findings already on the base never fail the run
     /// unless --fail-on-existing.
     ///
-    /// Exit codes: 0 no new blocking finding, 1 a new blocking finding, 2 a revision does not
-    /// exist or an Application cannot be rendered on the head (every other one is still
-    /// reviewed).
+    /// Every view starts with the Applications that could not be judged and why (a Helm
+    /// chart-repository or OCI source, another repository, a config management plugin, a
+    /// render error), before any verdict; the count of Applications includes them.
+    ///
+    /// Exit codes: 0 nothing new blocking and every Application judged; 1 a new blocking
+    /// finding; 2 something could not be judged (an Application not rendered on the head for a
+    /// reason the base did not have and --baseline does not accept, a file that cannot be
+    /// read), or a revision does not exist. 2 wins over 1: the verdict is incomplete. An
+    /// Application not judged on either revision for the same reasons is listed as unchanged
+    /// and does not fail the run.
     ///
     /// Examples:
     ///
@@ -1170,6 +1177,13 @@ pub struct ReviewArgs {
     /// Findings already on the base fail the run too.
     #[arg(long)]
     pub fail_on_existing: bool,
+
+    /// A JSON file of the Applications accepted as not judged, e.g. one that only a config
+    /// management plugin renders: {"version": 1, "not_judged": [{"kind": "Application",
+    /// "namespace": "argocd", "name": "legacy", "reason": "plugin"}]} (`reason` left out: any
+    /// reason). `review --format json` writes one for the current head under `baseline`.
+    #[arg(long, value_name = "FILE")]
+    pub baseline: Option<PathBuf>,
 
     #[command(flatten)]
     pub policy: PolicyArgs,

@@ -72,8 +72,9 @@ fn the_fixture_change_is_reviewed_in_text_json_and_markdown() {
             &tools,
             &["--base", "main~1", "--format", format],
         );
-        // The broken chart is an error on the head: exit 2, everything else still reviewed.
-        assert_eq!(code, 2, "{format}: {stderr}");
+        // The broken chart fails to render on both revisions alike: listed as not judged
+        // (unchanged), not failing; the new blocking finding gives exit 1.
+        assert_eq!(code, 1, "{format}: {stderr}");
         golden(file, &stdout);
         if format == "json" {
             let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON");
@@ -320,4 +321,371 @@ fn sarif_marks_new_findings_and_points_into_the_chart() {
         .filter_map(|r| r["ruleIndex"].as_i64())
         .collect();
     assert_eq!(indices, [0, 1]);
+}
+
+/// `syncguard review ARGS` without render tools (the fixtures below are plain directories).
+fn review_plain(dir: &Path, args: &[&str]) -> (i32, String, String) {
+    let mut all = vec!["review"];
+    all.extend(args);
+    let out = syncguard(dir, &all);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+    std::fs::write(path, text).expect("write");
+}
+
+fn commit(root: &Path, message: &str) -> String {
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", message]);
+    git(root, &["rev-parse", "HEAD"])
+}
+
+fn application(name: &str, namespace: &str, source: &str, destination: &str) -> String {
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: {name}, namespace: {namespace}}}\n\
+         spec:\n  project: default\n  destination: {{server: 'https://kubernetes.default.svc', namespace: {destination}}}\n  source: {source}\n"
+    )
+}
+
+fn hook(command: &str) -> String {
+    format!(
+        "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  generateName: migrate-\n  annotations: {{argocd.argoproj.io/hook: PreSync}}\n\
+         spec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{{name: m, image: 'busybox:1.36', command: [{command}]}}]\n"
+    )
+}
+
+fn config(value: &str) -> String {
+    format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cfg}}\ndata: {{x: '{value}'}}\n")
+}
+
+/// A repository of four commits, `origin` its remote:
+/// 0. `web` in `argocd` (prod) and `web` in `argocd-stage`, each rendering a ConfigMap `cfg`;
+///    prod with two `generateName` PreSync hooks; an ApplicationSet `web` in `argocd`.
+/// 1. adds `legacy` (a config management plugin) and `charted` (a Helm chart repository that
+///    cannot be reached): neither can be rendered here.
+/// 2. changes stage's ConfigMap and prod's second hook only.
+/// 3. breaks prod's render (a file that is not YAML).
+fn gitops_history() -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let url = render_support::REPO_URL;
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", url]);
+    let mut commits = Vec::new();
+    write(
+        root,
+        "apps/prod-web.yaml",
+        &application(
+            "web",
+            "argocd",
+            &format!("{{repoURL: '{url}', path: web/prod}}"),
+            "prod",
+        ),
+    );
+    write(
+        root,
+        "apps/stage-web.yaml",
+        &application(
+            "web",
+            "argocd-stage",
+            &format!("{{repoURL: '{url}', path: web/stage}}"),
+            "stage",
+        ),
+    );
+    write(
+        root,
+        "apps/appset.yaml",
+        &format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: ApplicationSet\nmetadata: {{name: web, namespace: argocd}}\n\
+             spec:\n  generators: [{{list: {{elements: [{{env: qa}}]}}}}]\n  template:\n    metadata: {{name: 'web-{{{{env}}}}'}}\n\
+             \x20   spec:\n      project: default\n      destination: {{server: 'https://kubernetes.default.svc', namespace: qa}}\n\
+             \x20     source: {{repoURL: '{url}', path: web/stage}}\n"
+        ),
+    );
+    write(root, "web/prod/cfg.yaml", &config("1"));
+    write(
+        root,
+        "web/prod/hooks.yaml",
+        &format!("{}{}", hook("migrate, one"), hook("migrate, two")),
+    );
+    write(root, "web/stage/cfg.yaml", &config("1"));
+    commits.push(commit(root, "two webs"));
+    write(
+        root,
+        "apps/legacy.yaml",
+        &application(
+            "legacy",
+            "argocd",
+            &format!("{{repoURL: '{url}', path: legacy, plugin: {{name: vault}}}}"),
+            "legacy",
+        ),
+    );
+    write(root, "legacy/README.txt", "rendered by a plugin\n");
+    write(
+        root,
+        "apps/charted.yaml",
+        &application(
+            "charted",
+            "argocd",
+            "{repoURL: 'https://charts.invalid.example', chart: podinfo, targetRevision: 6.0.0}",
+            "charted",
+        ),
+    );
+    commits.push(commit(root, "unrenderable"));
+    write(root, "web/stage/cfg.yaml", &config("2"));
+    write(
+        root,
+        "web/prod/hooks.yaml",
+        &format!("{}{}", hook("migrate, one"), hook("migrate, three")),
+    );
+    commits.push(commit(root, "change stage and a hook"));
+    write(
+        root,
+        "web/prod/broken.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: broken\ndata: [\n",
+    );
+    commits.push(commit(root, "break prod"));
+    (dir, commits)
+}
+
+fn json_of(stdout: &str) -> serde_json::Value {
+    serde_json::from_str(stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+fn app_entry<'a>(
+    v: &'a serde_json::Value,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+) -> Option<&'a serde_json::Value> {
+    v["applications"]
+        .as_array()?
+        .iter()
+        .find(|a| a["kind"] == kind && a["namespace"] == namespace && a["name"] == name)
+}
+
+#[test]
+fn applications_are_namespace_and_name_and_generate_name_hooks_keep_their_place() {
+    let (repo, c) = gitops_history();
+    let (code, stdout, stderr) = review_plain(
+        repo.path(),
+        &["--base", &c[1], "--head", &c[2], "--format", "json"],
+    );
+    let v = json_of(&stdout);
+    // legacy and charted are not judged on either revision, for the same reasons: not failing.
+    assert_eq!(code, 0, "{stderr}\n{v:#}");
+    // Every Application counts: two webs, the ApplicationSet, the one it generates, legacy
+    // and charted.
+    assert_eq!(v["summary"]["applications"], 6, "{v:#}");
+    // Stage's change is stage's, and prod's is its hook only: the changed one, not the other.
+    let stage = app_entry(&v, "Application", "argocd-stage", "web").expect("stage web");
+    assert_eq!(stage["objects"][0]["change"], "changed", "{stage:#}");
+    assert_eq!(stage["objects"][0]["object"]["name"], "cfg");
+    let prod = app_entry(&v, "Application", "argocd", "web").expect("prod web");
+    let changes = prod["objects"].as_array().expect("objects");
+    assert_eq!(changes.len(), 1, "{prod:#}");
+    assert_eq!(changes[0]["change"], "changed");
+    assert_eq!(changes[0]["object"]["generate_name"], "migrate-");
+    assert_eq!(changes[0]["object"]["position"], 2);
+    assert_eq!(prod["changed_hooks"][0]["position"], 2);
+    assert!(
+        prod["plan"]["added"].as_array().is_some_and(Vec::is_empty),
+        "{prod:#}"
+    );
+    // The ApplicationSet of the same name is its own entry, unchanged, so not listed; the
+    // Application it generates renders stage's path, so it changed too.
+    assert!(
+        app_entry(&v, "ApplicationSet", "argocd", "web").is_none(),
+        "{v:#}"
+    );
+    assert!(
+        app_entry(&v, "Application", "argocd", "web-qa").is_some(),
+        "{v:#}"
+    );
+    assert_eq!(v["applications"].as_array().map(Vec::len), Some(3), "{v:#}");
+    let unchanged: Vec<&str> = v["not_judged"]
+        .as_array()
+        .expect("not_judged")
+        .iter()
+        .map(|n| n["standing"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(unchanged, ["unchanged", "unchanged"], "{v:#}");
+    let (_, text, _) = review_plain(repo.path(), &["--base", &c[1], "--head", &c[2]]);
+    assert!(
+        text.contains("not judged on either revision (unchanged)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn what_cannot_be_rendered_is_listed_first_and_fails_the_run_unless_baselined() {
+    let (repo, c) = gitops_history();
+    let (code, md, stderr) = review_plain(
+        repo.path(),
+        &["--base", &c[0], "--head", &c[1], "--format", "markdown"],
+    );
+    assert_eq!(code, 2, "{stderr}\n{md}");
+    golden("review-not-judged.md", &md);
+    let verdict = md.lines().nth(3).unwrap_or_default();
+    assert!(verdict.starts_with("**Not judged:"), "{md}");
+    assert!(!md.contains("No new blocking findings"), "{md}");
+    let (code, text, _) = review_plain(repo.path(), &["--base", &c[0], "--head", &c[1]]);
+    assert_eq!(code, 2);
+    let first = text
+        .find("Application argocd/legacy")
+        .expect("legacy listed");
+    assert!(
+        first < text.find("Applications changed").expect("summary"),
+        "{text}"
+    );
+    assert!(text.contains("plugin: source"), "{text}");
+    assert!(text.contains("chart-repository: source"), "{text}");
+    // The JSON output's baseline accepts them.
+    let (_, stdout, _) = review_plain(
+        repo.path(),
+        &["--base", &c[0], "--head", &c[1], "--format", "json"],
+    );
+    let v = json_of(&stdout);
+    assert_eq!(v["summary"]["applications_not_judged_failing"], 2, "{v:#}");
+    let baseline = repo.path().join("baseline.json");
+    std::fs::write(&baseline, v["baseline"].to_string()).expect("write");
+    let baseline = baseline.display().to_string();
+    let (code, text, stderr) = review_plain(
+        repo.path(),
+        &["--base", &c[0], "--head", &c[1], "--baseline", &baseline],
+    );
+    assert_eq!(code, 0, "{stderr}\n{text}");
+    assert!(
+        text.contains("not judged (accepted by the baseline)"),
+        "{text}"
+    );
+    // A baseline for the plugin only leaves the chart failing.
+    std::fs::write(
+        repo.path().join("plugin-only.json"),
+        r#"{"version": 1, "not_judged": [{"namespace": "argocd", "name": "legacy", "reason": "plugin"}]}"#,
+    )
+    .expect("write");
+    let (code, _, _) = review_plain(
+        repo.path(),
+        &[
+            "--base",
+            &c[0],
+            "--head",
+            &c[1],
+            "--baseline",
+            "plugin-only.json",
+        ],
+    );
+    assert_eq!(code, 2);
+    // SARIF says so too.
+    let (_, sarif, _) = review_plain(
+        repo.path(),
+        &["--base", &c[0], "--head", &c[1], "--format", "sarif"],
+    );
+    let s = json_of(&sarif);
+    let invocation = &s["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false, "{s:#}");
+    assert_eq!(
+        invocation["toolExecutionNotifications"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_head_that_no_longer_renders_is_an_error_not_a_removal() {
+    let (repo, c) = gitops_history();
+    let (code, stdout, stderr) = review_plain(
+        repo.path(),
+        &["--base", &c[2], "--head", &c[3], "--format", "json"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    let v = json_of(&stdout);
+    assert!(
+        app_entry(&v, "Application", "argocd", "web").is_none(),
+        "{v:#}"
+    );
+    let prod = v["not_judged"]
+        .as_array()
+        .expect("not_judged")
+        .iter()
+        .find(|n| n["namespace"] == "argocd" && n["name"] == "web")
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert_eq!(prod["rendered_on_base"], true);
+    assert_eq!(prod["standing"], "new");
+    assert_eq!(prod["reasons"][0]["reason"], "render-error");
+    // The base's findings of prod are not "fixed".
+    assert!(
+        v["findings"]["fixed"]
+            .as_array()
+            .expect("fixed")
+            .iter()
+            .all(|f| f["application"] != "web"),
+        "{v:#}"
+    );
+    // Stage, an Application of the same name elsewhere, is judged as before.
+    assert_eq!(v["summary"]["applications"], 6, "{v:#}");
+}
+
+#[test]
+fn each_revision_is_its_commit_not_the_working_tree() {
+    let (repo, c) = gitops_history();
+    let root = repo.path();
+    // An untracked Application and an uncommitted edit in the working tree...
+    write(
+        root,
+        "apps/untracked.yaml",
+        &application(
+            "untracked",
+            "argocd",
+            "{repoURL: 'https://x.invalid/r.git', path: x}",
+            "x",
+        ),
+    );
+    write(root, "web/stage/cfg.yaml", &config("working tree"));
+    let apps = std::fs::canonicalize(root.join("apps")).expect("canonical");
+    let apps = apps.display().to_string();
+    // ...are in neither revision, also when PATH is absolute.
+    for args in [
+        vec![
+            "--base",
+            c[1].as_str(),
+            "--head",
+            c[2].as_str(),
+            "--format",
+            "json",
+        ],
+        vec![
+            "--base",
+            c[1].as_str(),
+            "--head",
+            c[2].as_str(),
+            "--format",
+            "json",
+            apps.as_str(),
+        ],
+    ] {
+        let (code, stdout, stderr) = review_plain(root, &args);
+        assert_eq!(code, 0, "{args:?}: {stderr}");
+        let v = json_of(&stdout);
+        assert_eq!(v["summary"]["applications"], 6, "{args:?}: {v:#}");
+        let stage = app_entry(&v, "Application", "argocd-stage", "web").expect("stage");
+        assert_eq!(stage["objects"][0]["fields"][0]["head"], "2", "{stage:#}");
+    }
+    // A path outside the repository is refused.
+    let outside = tempfile::tempdir().expect("temp dir");
+    let (code, _, stderr) = review_plain(
+        root,
+        &["--base", &c[1], outside.path().to_str().expect("utf-8")],
+    );
+    assert_eq!(code, 2);
+    assert!(stderr.contains("is not inside the repository"), "{stderr}");
 }

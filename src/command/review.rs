@@ -1,7 +1,7 @@
 //! `syncguard review`: a change to a GitOps repository, base against head.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
@@ -12,7 +12,7 @@ use crate::output::report::{ReportFormat, render};
 use crate::output::review::{
     at_template, blocking, render_codequality, render_json, render_markdown, render_text,
 };
-use crate::review::{ServerOptions, SnapshotOptions, review};
+use crate::review::{Baseline, Review, ServerOptions, SnapshotOptions, Standing, review};
 
 use super::Outcome;
 use super::check::fail_on;
@@ -31,10 +31,22 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     // the whole repository.
     let top_real = std::fs::canonicalize(&top).unwrap_or(top.clone());
     let cwd_real = std::fs::canonicalize(&cwd).unwrap_or(cwd.clone());
-    let prefix = cwd_real
-        .strip_prefix(&top_real)
-        .unwrap_or(std::path::Path::new(""));
-    let paths: Vec<PathBuf> = args.paths.iter().map(|p| prefix.join(p)).collect();
+    // Each revision is read from its commit: an absolute PATH is taken as the same path inside
+    // the repository, never as the working tree's files.
+    let mut paths: Vec<PathBuf> = Vec::new();
+    for p in &args.paths {
+        match in_repository(p, &cwd_real, &top_real) {
+            Some(relative) => paths.push(relative),
+            None => {
+                eprintln!(
+                    "syncguard: {} is not inside the repository {}",
+                    p.display(),
+                    top_real.display()
+                );
+                return Ok(Outcome::InputErrors);
+            }
+        }
+    }
     let outputs = match outputs(&args.outputs) {
         Ok(o) => o,
         Err(e) => {
@@ -94,13 +106,29 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         None
     };
-    let review = match review(&top, &args.base, &args.head, &options, server.as_ref()) {
+    let baseline = match &args.baseline {
+        None => None,
+        Some(path) => match std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| Baseline::parse(&text))
+        {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("syncguard: --baseline {}: {e}", path.display());
+                return Ok(Outcome::InputErrors);
+            }
+        },
+    };
+    let mut review = match review(&top, &args.base, &args.head, &options, server.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("syncguard: {e}");
             return Ok(Outcome::InputErrors);
         }
     };
+    if let Some(b) = &baseline {
+        review.accept(b);
+    }
     let threshold = fail_on(args.fail_on);
     let failing = blocking(&review, threshold, args.fail_on_existing);
     let view = |format: ReviewFormat| -> anyhow::Result<String> {
@@ -108,7 +136,7 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             ReviewFormat::Text => render_text(&review, failing.len()),
             ReviewFormat::Json => render_json(&review, failing.len())?,
             ReviewFormat::Markdown => render_markdown(&review, &failing, args.markdown_budget),
-            ReviewFormat::Sarif => sarif(&review.findings.new, &review.findings.unchanged)?,
+            ReviewFormat::Sarif => sarif(&review)?,
             ReviewFormat::Codequality => render_codequality(&review)?,
         };
         if !text.ends_with('\n') {
@@ -121,13 +149,47 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
     }
     out.write_all(view(args.format)?.as_bytes())?;
-    Ok(if !review.errors.is_empty() {
+    Ok(if review.incomplete() {
         Outcome::InputErrors
     } else if !failing.is_empty() {
         Outcome::Blocking
     } else {
         Outcome::Clean
     })
+}
+
+/// `path` (absolute, or relative to `cwd`) as a path relative to the repository's top `top`
+/// (both canonical), without reading the working tree's files for it: `None` when it is
+/// outside the repository.
+fn in_repository(path: &Path, cwd: &Path, top: &Path) -> Option<PathBuf> {
+    let joined = cwd.join(path);
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    // A symlink above the repository (/tmp -> /private/tmp) is resolved on the part that
+    // exists in the working tree.
+    let out = match out.strip_prefix(top) {
+        Ok(rel) => return Some(rel.to_path_buf()),
+        Err(_) => {
+            let mut existing = out.clone();
+            let mut rest = Vec::new();
+            while !existing.exists() {
+                rest.push(existing.file_name()?.to_os_string());
+                existing.pop();
+            }
+            let mut real = std::fs::canonicalize(&existing).ok()?;
+            real.extend(rest.iter().rev());
+            real
+        }
+    };
+    out.strip_prefix(top).ok().map(Path::to_path_buf)
 }
 
 /// `--output FORMAT=PATH` pairs.
@@ -149,8 +211,10 @@ fn outputs(items: &[String]) -> Result<Vec<(ReviewFormat, PathBuf)>, String> {
 }
 
 /// SARIF of the head's findings, each result with its `baselineState` (`new` or `unchanged`),
-/// so code scanning shows what the change brings.
-fn sarif(new: &[Finding], unchanged: &[Finding]) -> Result<String, serde_json::Error> {
+/// so code scanning shows what the change brings; what could not be judged is the run's
+/// invocation notifications (errors when they fail the run), the invocation unsuccessful then.
+fn sarif(review: &Review) -> Result<String, serde_json::Error> {
+    let (new, unchanged) = (&review.findings.new, &review.findings.unchanged);
     let options = crate::output::report::RenderOptions::default();
     let render_with = |findings: &[Finding], state: &str| -> Result<Value, serde_json::Error> {
         let report = Report::new(findings.iter().map(at_template).collect(), Vec::new());
@@ -188,7 +252,38 @@ fn sarif(new: &[Finding], unchanged: &[Finding]) -> Result<String, serde_json::E
             r["ruleIndex"] = Value::from(i);
         }
     }
+    let notifications: Vec<Value> = review
+        .not_judged
+        .iter()
+        .filter(|n| n.on_head())
+        .map(|n| {
+            let mut note = serde_json::json!({
+                "level": if n.standing == Standing::New { "error" } else { "note" },
+                "message": {"text": format!(
+                    "{}: {}: {}",
+                    n.id,
+                    n.summary(),
+                    n.reasons.iter().map(|r| format!("{}: {}", r.reason, r.detail)).collect::<Vec<_>>().join("; ")
+                )},
+                "descriptor": {"id": "not-judged"},
+            });
+            if let Some((file, line)) = n.origin.as_deref().and_then(|o| o.rsplit_once(':')) {
+                note["locations"] = serde_json::json!([{"physicalLocation": {
+                    "artifactLocation": {"uri": file},
+                    "region": {"startLine": line.parse::<u64>().unwrap_or(1).max(1)},
+                }}]);
+            }
+            note
+        })
+        .chain(review.errors.iter().map(|e| {
+            serde_json::json!({"level": "error", "message": {"text": e}, "descriptor": {"id": "not-read"}})
+        }))
+        .collect();
     if let Some(run) = doc.pointer_mut("/runs/0") {
+        run["invocations"] = serde_json::json!([{
+            "executionSuccessful": !review.incomplete(),
+            "toolExecutionNotifications": notifications,
+        }]);
         run["results"] = Value::Array(results);
         if let Some(driver) = run.pointer_mut("/tool/driver") {
             driver["rules"] = Value::Array(rules);

@@ -401,7 +401,7 @@ impl PreparedSet {
     /// both recomputed here for the task entries the document shows.
     fn appended(&self, object: &Resource, options: &EvaluateOptions) -> Option<Value> {
         let facts = SyncFacts::of(object);
-        let app = facts.tracking.app_name();
+        let app = facts.tracking.app_instance();
         let group = self.groups.iter().position(|g| g.name.as_deref() == app)?;
         let view = self.view(group, options)?;
         let dest = view.destination.as_str();

@@ -188,8 +188,11 @@ pub(crate) fn missing_tool(tool: &str, given: &str) -> String {
 /// One Application's render (or one ApplicationSet's Applications).
 #[derive(Debug)]
 pub struct Rendered {
-    /// The Application's instance name (as in its tracking ids).
+    /// The Application's instance name (as in its tracking ids); an ApplicationSet's name.
     pub app: String,
+    /// The namespace the Application or ApplicationSet itself lives in (its
+    /// `metadata.namespace`, else the control-plane namespace): with its name, its identity.
+    pub namespace: String,
     /// Where the Application was read from (`file:line`), when known.
     pub origin: Option<String>,
     /// The objects, in Argo CD's order, each with its tracking id.
@@ -327,6 +330,11 @@ fn generate_set(r: &Resource, known: &appset::Known<'_>, options: &RenderOptions
         .partition(|p| p.contains("is not a local repository") || p.contains(appset::OUTSIDE));
     Rendered {
         app: r.name.clone(),
+        namespace: r
+            .namespace
+            .clone()
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| options.control_plane_namespace.clone()),
         application_set: true,
         origin: r
             .origin
@@ -350,6 +358,11 @@ fn render_app(
     let app = spec.instance_name(&options.control_plane_namespace);
     let mut out = Rendered {
         app: app.clone(),
+        namespace: if spec.namespace.is_empty() {
+            options.control_plane_namespace.clone()
+        } else {
+            spec.namespace.clone()
+        },
         origin: r
             .origin
             .as_ref()

@@ -15,6 +15,8 @@ pub struct FindingsDiff {
     pub fixed: Vec<Finding>,
     /// On both (as on the head).
     pub unchanged: Vec<Finding>,
+    /// On the base, of an Application not judged on the head: not known to be fixed.
+    pub not_judged_on_head: Vec<Finding>,
 }
 
 type Key = (String, String, String, String, String, String);

@@ -7,6 +7,7 @@
 
 mod baseline;
 mod changes;
+mod not_judged;
 mod objects;
 mod plan_diff;
 mod server;
@@ -15,9 +16,10 @@ mod snapshot;
 use std::path::{Path, PathBuf};
 
 pub use baseline::{FindingsDiff, compare};
+pub use not_judged::{Baseline, NotJudged, Reason, Standing};
 pub use objects::{FieldChange, ObjectChange, ObjectId};
 pub use plan_diff::{Place, Placed, PlanDiff, StepView};
-pub use snapshot::{AppState, Gathered, Snapshot, SnapshotOptions};
+pub use snapshot::{AppId, AppState, Gathered, Snapshot, SnapshotOptions};
 
 use std::sync::Arc;
 
@@ -31,15 +33,18 @@ pub struct Review {
     pub base: String,
     /// The head commit.
     pub head: String,
-    /// The Applications whose rendered objects differ, by name.
+    /// The Applications whose rendered objects differ, judged on both revisions.
     pub apps: Vec<AppReview>,
-    /// Applications rendered on either revision.
+    /// Applications and ApplicationSets of the repository on either revision, judged or not.
     pub apps_total: usize,
+    /// The Applications that could not be judged on the head (or on the base, for one that
+    /// existed there only), each with why: what every view starts with.
+    pub not_judged: Vec<NotJudged>,
     /// Findings, head against base.
     pub findings: FindingsDiff,
-    /// What could not be read or rendered on the head revision (the run fails on them).
+    /// Files that could not be read on the head revision (the run fails on them).
     pub errors: Vec<String>,
-    /// What could not be rendered on the base revision (reported, never failing the run).
+    /// Files that could not be read on the base revision (reported, never failing the run).
     pub base_errors: Vec<String>,
     /// The throwaway API server that judged the head (`--ephemeral-cluster`).
     pub server: Option<crate::finding::ServerUsed>,
@@ -57,7 +62,8 @@ pub struct ServerOptions {
 /// One Application that differs.
 #[derive(Debug)]
 pub struct AppReview {
-    pub name: String,
+    /// Kind, namespace and name.
+    pub id: AppId,
     /// An ApplicationSet: its objects are the Applications it generates.
     pub application_set: bool,
     /// Where it is defined on the head (else the base).
@@ -138,18 +144,32 @@ pub fn review(
 
 /// The review of two snapshots.
 pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
-    let mut names: Vec<&String> = before.apps.keys().chain(after.apps.keys()).collect();
-    names.sort();
-    names.dedup();
-    let apps_total = names.len();
+    let mut ids: Vec<&AppId> = before.apps.keys().chain(after.apps.keys()).collect();
+    ids.sort();
+    ids.dedup();
+    let apps_total = ids.len();
     let mut apps = Vec::new();
-    for name in names {
-        let (b, h) = (before.apps.get(name), after.apps.get(name));
+    let mut not_judged = Vec::new();
+    for id in ids {
+        let (b, h) = (before.apps.get(id), after.apps.get(id));
+        if let Some(n) = not_judged::of(id, b, h) {
+            // Not judged on one side: a diff would show what failed to render as removed (or
+            // added), which it is not.
+            not_judged.push(n);
+            continue;
+        }
+        let ids_of = |a: Option<&AppState>| a.map(|a| objects::ids(&a.objects)).unwrap_or_default();
+        let (b_ids, h_ids) = (ids_of(b), ids_of(h));
         let objects = objects::diff(
             b.map(|a| a.objects.as_slice()).unwrap_or_default(),
+            &b_ids,
             h.map(|a| a.objects.as_slice()).unwrap_or_default(),
+            &h_ids,
         );
-        let plan = plan_diff::diff(b.map(|a| &a.plan), h.map(|a| &a.plan));
+        let plan = plan_diff::diff(
+            b.map(|a| (&a.plan, b_ids.as_slice())),
+            h.map(|a| (&a.plan, h_ids.as_slice())),
+        );
         if objects.is_empty() && plan.is_empty() && b.is_some() == h.is_some() {
             continue;
         }
@@ -158,11 +178,9 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
                 a.plan
                     .tasks()
                     .filter(|t| t.is_hook)
-                    .map(|t| ObjectId {
-                        group: t.group.clone(),
-                        kind: t.kind.clone(),
-                        namespace: t.namespace.clone(),
-                        name: t.name.clone(),
+                    .filter_map(|t| match t.source {
+                        crate::plan::TaskSource::Target { index } => h_ids.get(index).cloned(),
+                        _ => None,
                     })
                     .collect()
             })
@@ -174,8 +192,8 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
             .filter(|o| hooks_on_head.contains(o))
             .collect();
         apps.push(AppReview {
-            name: name.clone(),
-            application_set: h.or(b).is_some_and(|a| a.application_set),
+            id: id.clone(),
+            application_set: id.application_set(),
             origin: h.or(b).and_then(|a| a.origin.clone()),
             status: match (b, h) {
                 (None, Some(_)) => "added",
@@ -187,14 +205,54 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
             changed_hooks,
         });
     }
+    let mut findings = compare(&before.report.findings, &after.report.findings);
+    // The base's findings of an Application not judged on the head are not fixed: nobody looked.
+    let unjudged: std::collections::HashSet<&str> = not_judged
+        .iter()
+        .filter(|n| n.on_head())
+        .filter_map(|n| {
+            before
+                .apps
+                .get(&n.id)
+                .or(after.apps.get(&n.id))
+                .map(|a| a.instance.as_str())
+        })
+        .collect();
+    let (kept, fixed): (Vec<_>, Vec<_>) = std::mem::take(&mut findings.fixed)
+        .into_iter()
+        .partition(|f| {
+            f.application
+                .as_deref()
+                .is_some_and(|a| unjudged.contains(a))
+        });
+    findings.fixed = fixed;
+    findings.not_judged_on_head = kept;
     Review {
         base: before.commit,
         head: after.commit,
         apps,
         apps_total,
-        findings: compare(&before.report.findings, &after.report.findings),
+        not_judged,
+        findings,
         errors: after.report.errors,
         base_errors: before.report.errors,
         server: None,
+    }
+}
+
+impl Review {
+    /// Something could not be judged that neither the base (the same reasons, unchanged) nor
+    /// the baseline accepts, or a file could not be read: the run exits 2.
+    pub fn incomplete(&self) -> bool {
+        !self.errors.is_empty() || self.not_judged.iter().any(|n| n.standing == Standing::New)
+    }
+
+    /// Marks the Applications `baseline` accepts as not judged.
+    pub fn accept(&mut self, baseline: &Baseline) {
+        for n in &mut self.not_judged {
+            if n.standing == Standing::New && baseline.accepts(n) {
+                n.standing = Standing::Accepted;
+            }
+        }
     }
 }

@@ -8,7 +8,10 @@ use serde_json::Value;
 
 use crate::model::Resource;
 
-/// An object's identity in a sync: group, kind, namespace and name.
+/// An object's identity in a sync: group, kind, namespace and name. An object with
+/// `generateName` and no name (a hook Argo CD names anew at each sync) is matched across
+/// revisions by where it runs and what it is instead: phase and wave, kind, `generateName`,
+/// and its position among the objects equal in all of those.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub struct ObjectId {
     pub group: String,
@@ -16,28 +19,87 @@ pub struct ObjectId {
     #[serde(skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     pub name: String,
+    /// `metadata.generateName` of an object without a name.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub generate_name: String,
+    /// For a `generateName` object: its phases and wave (`PreSync wave 0`).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub at: String,
+    /// For a `generateName` object: 1-based position among the objects equal in all of the
+    /// above, in render order.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub position: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl ObjectId {
-    /// The identity of `r`.
+    /// The identity of `r` alone (a `generateName` object's position is 0: see [`ids`]).
     pub fn of(r: &Resource) -> Self {
+        let generate_name = if r.name.is_empty() {
+            r.raw
+                .pointer("/metadata/generateName")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string()
+        } else {
+            String::new()
+        };
+        let at = if generate_name.is_empty() {
+            String::new()
+        } else {
+            let facts = crate::model::argo::SyncFacts::of(r);
+            let phases: Vec<String> = facts.phases.iter().map(ToString::to_string).collect();
+            format!("{} wave {}", phases.join("+"), facts.wave)
+        };
         Self {
             group: r.group.clone(),
             kind: r.kind.clone(),
             namespace: r.namespace.clone().unwrap_or_default(),
             name: r.name.clone(),
+            generate_name,
+            at,
+            position: 0,
         }
     }
+}
+
+/// The identities of `objects`, in order: `generateName` objects numbered among their equals.
+pub fn ids(objects: &[Resource]) -> Vec<ObjectId> {
+    let mut seen: BTreeMap<ObjectId, usize> = BTreeMap::new();
+    objects
+        .iter()
+        .map(|r| {
+            let mut id = ObjectId::of(r);
+            if !id.generate_name.is_empty() {
+                let n = seen.entry(id.clone()).or_default();
+                *n += 1;
+                id.position = *n;
+            }
+            id
+        })
+        .collect()
 }
 
 impl std::fmt::Display for ObjectId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.kind)?;
-        if !self.namespace.is_empty() {
-            write!(f, " {}/{}", self.namespace, self.name)
+        let name = if self.generate_name.is_empty() {
+            self.name.clone()
         } else {
-            write!(f, " {}", self.name)
+            format!("{}*", self.generate_name)
+        };
+        if !self.namespace.is_empty() {
+            write!(f, " {}/{name}", self.namespace)?;
+        } else {
+            write!(f, " {name}")?;
         }
+        if !self.generate_name.is_empty() {
+            write!(f, " ({}, #{})", self.at, self.position)?;
+        }
+        Ok(())
     }
 }
 
@@ -82,11 +144,20 @@ impl ObjectChange {
 
 /// The objects that differ between `base` and `head`, in identity order. Secret values never
 /// appear: each is replaced by its length and a fingerprint, so a change still shows.
-pub fn diff(base: &[Resource], head: &[Resource]) -> Vec<ObjectChange> {
-    let index = |rs: &[Resource]| -> BTreeMap<ObjectId, Value> {
-        rs.iter().map(|r| (ObjectId::of(r), redacted(r))).collect()
+/// `base_ids` and `head_ids` are the objects' identities ([`ids`]).
+pub fn diff(
+    base: &[Resource],
+    base_ids: &[ObjectId],
+    head: &[Resource],
+    head_ids: &[ObjectId],
+) -> Vec<ObjectChange> {
+    let index = |rs: &[Resource], ids: &[ObjectId]| -> BTreeMap<ObjectId, Value> {
+        rs.iter()
+            .zip(ids)
+            .map(|(r, id)| (id.clone(), redacted(r)))
+            .collect()
     };
-    let (b, h) = (index(base), index(head));
+    let (b, h) = (index(base, base_ids), index(head, head_ids));
     let mut out = Vec::new();
     for (id, hv) in &h {
         match b.get(id) {
@@ -201,7 +272,7 @@ mod tests {
              apiVersion: v1\nkind: ConfigMap\nmetadata: {name: new, namespace: s}\n---\n\
              apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: s}\nspec: {template: {spec: {containers: [{name: m, command: [a, b, c]}]}}}\n",
         );
-        let d = diff(&base, &head);
+        let d = diff(&base, &ids(&base), &head, &ids(&head));
         let summary: Vec<String> = d
             .iter()
             .map(|c| match c {
@@ -226,7 +297,7 @@ mod tests {
                 "~ Job s/j: /spec/template/spec/containers/0/command",
             ]
         );
-        assert!(diff(&base, &base).is_empty());
+        assert!(diff(&base, &ids(&base), &base, &ids(&base)).is_empty());
     }
 
     #[test]
@@ -236,7 +307,8 @@ mod tests {
                 "apiVersion: v1\nkind: Secret\nmetadata: {{name: s, namespace: n}}\nstringData: {{token: {v}}}\n"
             ))
         };
-        let d = diff(&secret("hunter2"), &secret("hunter3"));
+        let (a, b) = (secret("hunter2"), secret("hunter3"));
+        let d = diff(&a, &ids(&a), &b, &ids(&b));
         let ObjectChange::Changed {
             fields, manifest, ..
         } = &d[0]
@@ -247,5 +319,30 @@ mod tests {
         assert!(!shown.contains("hunter"), "{shown}");
         assert!(shown.contains("<redacted: 7 bytes, fingerprint"), "{shown}");
         assert_eq!(fields[0].path, "/stringData/token");
+    }
+
+    /// Hooks Argo CD names anew at each sync (`generateName`) are matched by phase, wave, kind,
+    /// `generateName` and position: the changed one shows as changed, the other not at all.
+    #[test]
+    fn generate_name_hooks_are_matched_by_a_stable_key() {
+        let hooks = |first: &str, second: &str| {
+            objects(&format!(
+                "apiVersion: batch/v1\nkind: Job\nmetadata: {{generateName: migrate-, namespace: s, annotations: {{argocd.argoproj.io/hook: PreSync}}}}\nspec: {{x: {first}}}\n---\n\
+                 apiVersion: batch/v1\nkind: Job\nmetadata: {{generateName: migrate-, namespace: s, annotations: {{argocd.argoproj.io/hook: PreSync}}}}\nspec: {{x: {second}}}\n---\n\
+                 apiVersion: batch/v1\nkind: Job\nmetadata: {{generateName: smoke-, namespace: s, annotations: {{argocd.argoproj.io/hook: PostSync}}}}\nspec: {{x: 1}}\n"
+            ))
+        };
+        let (base, head) = (hooks("1", "2"), hooks("1", "3"));
+        let (bi, hi) = (ids(&base), ids(&head));
+        assert_eq!(bi[0].position, 1);
+        assert_eq!(bi[1].position, 2);
+        assert_eq!(bi[2].position, 1);
+        let d = diff(&base, &bi, &head, &hi);
+        assert_eq!(d.len(), 1, "{d:?}");
+        let ObjectChange::Changed { object, fields, .. } = &d[0] else {
+            panic!("{d:?}")
+        };
+        assert_eq!(object.to_string(), "Job s/migrate-* (PreSync wave 0, #2)");
+        assert_eq!(fields[0].path, "/spec/x");
     }
 }

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::objects::ObjectId;
 use crate::model::argo::SyncPhase;
-use crate::plan::{Gate, Plan, Task};
+use crate::plan::{Gate, Plan, Task, TaskSource};
 
 /// One step of a plan.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -96,12 +96,13 @@ fn steps(plan: &Plan) -> Vec<StepView> {
         .collect()
 }
 
-fn places(plan: &Plan) -> BTreeMap<ObjectId, Place> {
+/// Where each object is in `plan`, by its identity in `ids` (the plan's targets').
+fn places((plan, ids): (&Plan, &[ObjectId])) -> BTreeMap<ObjectId, Place> {
     let mut out = BTreeMap::new();
     for (n, step) in plan.steps.iter().chain(plan.sync_fail.iter()).enumerate() {
         for t in step.tasks.iter().filter(|t| !t.is_prune) {
             out.insert(
-                id(t),
+                id(t, ids),
                 Place {
                     phase: t.phase,
                     wave: t.wave,
@@ -114,24 +115,35 @@ fn places(plan: &Plan) -> BTreeMap<ObjectId, Place> {
     out
 }
 
-fn id(t: &Task) -> ObjectId {
+/// A task's object: its target's identity (a `generateName` hook's stable key, not the name
+/// Argo CD generates for one operation), else what the task names.
+fn id(t: &Task, ids: &[ObjectId]) -> ObjectId {
+    if let TaskSource::Target { index } = t.source
+        && let Some(id) = ids.get(index)
+    {
+        return id.clone();
+    }
     ObjectId {
         group: t.group.clone(),
         kind: t.kind.clone(),
         namespace: t.namespace.clone(),
         name: t.name.clone(),
+        generate_name: String::new(),
+        at: String::new(),
+        position: 0,
     }
 }
 
-/// The diff of `base` and `head` (`None`: the Application does not exist on that revision).
-pub fn diff(base: Option<&Plan>, head: Option<&Plan>) -> PlanDiff {
+/// The diff of `base` and `head`, each a plan and its targets' identities (`None`: the
+/// Application does not exist on that revision).
+pub fn diff(base: Option<(&Plan, &[ObjectId])>, head: Option<(&Plan, &[ObjectId])>) -> PlanDiff {
     let (b, h) = (
         base.map(places).unwrap_or_default(),
         head.map(places).unwrap_or_default(),
     );
     let mut out = PlanDiff {
-        base_steps: base.map(steps).unwrap_or_default(),
-        head_steps: head.map(steps).unwrap_or_default(),
+        base_steps: base.map(|(p, _)| steps(p)).unwrap_or_default(),
+        head_steps: head.map(|(p, _)| steps(p)).unwrap_or_default(),
         ..PlanDiff::default()
     };
     for (object, hp) in &h {

@@ -12,9 +12,36 @@ use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, plan};
 use crate::policy::PolicySet;
 use crate::render::{Application, RenderOptions, Repos, as_the_controller_sees, expand};
 
+/// An Application or ApplicationSet as Argo CD knows it: its kind, the namespace it lives in
+/// (its `metadata.namespace`, else the control-plane namespace) and its name. Two Applications
+/// of one name in two namespaces are two; an ApplicationSet and an Application of one name too.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct AppId {
+    /// `Application` or `ApplicationSet`.
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+}
+
+impl AppId {
+    /// An ApplicationSet.
+    pub fn application_set(&self) -> bool {
+        self.kind == "ApplicationSet"
+    }
+}
+
+impl std::fmt::Display for AppId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}/{}", self.kind, self.namespace, self.name)
+    }
+}
+
 /// One Application at one revision.
 #[derive(Debug)]
 pub struct AppState {
+    /// Its instance name (`namespace_name` outside the control-plane namespace), as its
+    /// objects' tracking ids and its findings name it.
+    pub instance: String,
     /// Where the Application is defined (`file:line`).
     pub origin: Option<String>,
     /// The Application that rendered this one (app-of-apps).
@@ -36,8 +63,8 @@ pub struct AppState {
 pub struct Snapshot {
     /// The commit.
     pub commit: String,
-    /// Applications by instance name.
-    pub apps: BTreeMap<String, AppState>,
+    /// Applications and ApplicationSets by identity.
+    pub apps: BTreeMap<AppId, AppState>,
     /// Every finding over the Applications and their objects.
     pub report: Report,
 }
@@ -60,12 +87,13 @@ pub struct SnapshotOptions<'a> {
 pub struct Gathered {
     /// The commit.
     pub commit: String,
-    /// Applications by instance name.
-    pub apps: BTreeMap<String, AppState>,
+    /// Applications and ApplicationSets by identity.
+    pub apps: BTreeMap<AppId, AppState>,
     /// The Applications and every object they render, as the controller holds them: what the
     /// rules judge.
     pub objects: Vec<Resource>,
-    /// What could not be read or rendered.
+    /// What could not be read (files); what an Application could not render is its own
+    /// (`AppState::errors`).
     pub errors: Vec<String>,
 }
 
@@ -82,7 +110,7 @@ pub fn judge(g: Gathered, policies: &PolicySet, evaluate_options: &EvaluateOptio
 
 /// Reads, renders and plans the checkout at `dir` (commit `commit`).
 pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
-    let (apps_input, mut errors) = applications(dir, o.paths);
+    let (apps_input, errors) = applications(dir, o.paths);
     let mut repos = Repos::default();
     for (url, other) in o.other_repos {
         repos.add(
@@ -94,7 +122,15 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
     for url in o.remote_urls {
         repos.add(url, dir.to_path_buf(), commit);
     }
-    let expansion = expand(&apps_input, false, &repos, o.render);
+    // Every Application, also those with no source syncguard can render: each is accounted
+    // for, rendered or with the reason it is not.
+    let expansion = expand(&apps_input, true, &repos, o.render);
+    // Messages name files of the throwaway worktree: as paths of the repository, so that the
+    // same problem reads the same on both revisions.
+    let prefix = format!("{}/", dir.display());
+    let local = |lines: &[String]| -> Vec<String> {
+        lines.iter().map(|l| l.replace(&prefix, "")).collect()
+    };
     let mut apps = BTreeMap::new();
     for r in &expansion.rendered {
         let spec = apps_input
@@ -110,27 +146,29 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
         // An ApplicationSet is not synced: its Applications are, each planned on its own.
         let planned: &[Resource] = if r.application_set { &[] } else { &objects };
         let plan = plan_of(planned, spec.as_ref(), &r.destination_namespace, o.evaluate);
-        errors.extend(r.errors.iter().map(|e| {
-            format!(
-                "{} {} ({}): {e}",
-                if r.application_set {
-                    "ApplicationSet"
-                } else {
-                    "Application"
-                },
-                r.app,
-                r.origin.as_deref().unwrap_or("?")
-            )
-        }));
+        let id = AppId {
+            kind: if r.application_set {
+                "ApplicationSet"
+            } else {
+                "Application"
+            },
+            namespace: r.namespace.clone(),
+            name: spec
+                .as_ref()
+                .filter(|_| !r.application_set)
+                .map(|s| s.name.clone())
+                .unwrap_or_else(|| r.app.clone()),
+        };
         apps.insert(
-            r.app.clone(),
+            id,
             AppState {
+                instance: r.app.clone(),
                 origin: r.origin.clone(),
                 parent: r.parent.clone(),
                 objects,
                 plan,
-                errors: r.errors.clone(),
-                skipped: r.skipped.clone(),
+                errors: local(&r.errors),
+                skipped: local(&r.skipped),
                 application_set: r.application_set,
             },
         );
@@ -151,6 +189,10 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
 fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
     let mut files = Vec::new();
     for p in paths {
+        // Only paths of the repository: an absolute one would read the working tree.
+        if p.is_absolute() {
+            continue;
+        }
         let full = dir.join(p);
         if full.is_dir() {
             walk(&full, &mut files);

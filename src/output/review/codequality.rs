@@ -6,17 +6,46 @@ use serde_json::{Value, json};
 
 use super::location_of;
 use crate::finding::{Finding, Severity};
-use crate::review::Review;
+use crate::review::{Review, Standing};
 
 /// The report.
 pub fn render_codequality(review: &Review) -> Result<String, serde_json::Error> {
-    let issues: Vec<Value> = review
-        .findings
-        .new
+    // What could not be judged first: an empty report must not read as a clean one.
+    let mut issues: Vec<Value> = review
+        .not_judged
         .iter()
-        .chain(&review.findings.unchanged)
-        .map(issue)
+        .filter(|n| n.on_head())
+        .map(|n| {
+            let (path, line) = n
+                .origin
+                .as_deref()
+                .and_then(|o| o.rsplit_once(':'))
+                .map(|(f, l)| (f.to_string(), l.parse::<u32>().unwrap_or(1)))
+                .unwrap_or_default();
+            let reasons: Vec<String> = n
+                .reasons
+                .iter()
+                .map(|r| format!("{}: {}", r.reason, r.detail))
+                .collect();
+            json!({
+                "type": "issue",
+                "check_name": "syncguard-not-judged",
+                "description": format!("{}: {}: {}", n.id, n.summary(), reasons.join("; ")),
+                "categories": ["Bug Risk"],
+                "severity": if n.standing == Standing::New { "blocker" } else { "info" },
+                "fingerprint": format!("not-judged|{}", n.id),
+                "location": {"path": path, "lines": {"begin": line}},
+            })
+        })
         .collect();
+    issues.extend(
+        review
+            .findings
+            .new
+            .iter()
+            .chain(&review.findings.unchanged)
+            .map(issue),
+    );
     serde_json::to_string_pretty(&issues)
 }
 

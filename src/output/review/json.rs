@@ -1,8 +1,9 @@
-//! The review as JSON (`"version": 1`), for tools and for the Action's artifacts.
+//! The review as JSON (`"version": 1`), for tools and for the Action's artifacts. Its
+//! `baseline` member is a `--baseline` file accepting what this head leaves not judged.
 
 use serde_json::{Value, json};
 
-use crate::review::Review;
+use crate::review::{Baseline, Review};
 
 /// The whole review as pretty JSON.
 pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_json::Error> {
@@ -11,7 +12,9 @@ pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_jso
         .iter()
         .map(|a| {
             json!({
-                "name": a.name,
+                "kind": a.id.kind,
+                "namespace": a.id.namespace,
+                "name": a.id.name,
                 "origin": a.origin,
                 "status": a.status,
                 "application_set": a.application_set,
@@ -29,6 +32,8 @@ pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_jso
         "head": review.head,
         "summary": {
             "applications": review.apps_total,
+            "applications_not_judged": review.not_judged.iter().filter(|n| n.on_head()).count(),
+            "applications_not_judged_failing": super::failing_not_judged(review),
             "applications_changed": review.apps.len(),
             "findings_new": f.new.len(),
             "findings_blocking": blocking,
@@ -36,10 +41,18 @@ pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_jso
             "findings_unchanged": f.unchanged.len(),
             "errors": review.errors.len(),
         },
+        "not_judged": review.not_judged,
         "applications": apps,
-        "findings": {"new": f.new, "fixed": f.fixed, "unchanged": f.unchanged},
+        "findings": {
+            "new": f.new,
+            "fixed": f.fixed,
+            "unchanged": f.unchanged,
+            "not_judged_on_head": f.not_judged_on_head,
+        },
         "errors": review.errors,
         "base_errors": review.base_errors,
+        // Ready for --baseline: accepts what is not judged on this head.
+        "baseline": Baseline::of(&review.not_judged),
     });
     let mut value = value;
     if let Some(server) = &review.server {

@@ -5,7 +5,10 @@
 
 use std::fmt::Write;
 
-use super::{abbrev, action, counts, location, manifest, place, short};
+use super::{
+    abbrev, action, counts, failing_not_judged, location, manifest, not_judged, place,
+    reasons_shown, short,
+};
 use crate::finding::Finding;
 use crate::review::{AppReview, ObjectChange, Review};
 
@@ -20,15 +23,80 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
     let mut out = String::new();
     let f = &review.findings;
     let _ = writeln!(out, "{MARKER}\n## syncguard review\n");
-    if blocking.is_empty() {
-        let _ = writeln!(out, "**No new blocking findings.**\n");
-    } else {
+    // The verdict line never says "no new blocking findings" while the run fails: what could
+    // not be judged is said first, then listed, before anything else.
+    let failing = failing_not_judged(review);
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
+    let blocking_line = format!(
+        "{} — this change would break a sync.",
+        plural(blocking.len(), "blocking finding", "blocking findings")
+    );
+    if review.incomplete() {
+        let mut what = Vec::new();
+        if failing > 0 {
+            what.push(plural(failing, "Application", "Applications"));
+        }
+        if !review.errors.is_empty() {
+            what.push(plural(review.errors.len(), "file", "files"));
+        }
         let _ = writeln!(
             out,
-            "**{} blocking finding{} — this change would break a sync.**\n",
-            blocking.len(),
-            if blocking.len() == 1 { "" } else { "s" }
+            "**Not judged: {} could not be judged — this review is incomplete and fails.**{}\n",
+            what.join(" and "),
+            if blocking.is_empty() {
+                String::new()
+            } else {
+                format!(" Also **{blocking_line}**")
+            }
         );
+    } else if !blocking.is_empty() {
+        let _ = writeln!(out, "**{blocking_line}**\n");
+    } else if review.not_judged.iter().any(|n| n.on_head()) {
+        let _ = writeln!(
+            out,
+            "**No new blocking findings among the Applications judged;** {} not judged, as on the base or accepted by the baseline.\n",
+            plural(
+                review.not_judged.iter().filter(|n| n.on_head()).count(),
+                "Application",
+                "Applications"
+            )
+        );
+    } else {
+        let _ = writeln!(out, "**No new blocking findings.**\n");
+    }
+    let listed = not_judged(review);
+    if !listed.is_empty() {
+        let _ = writeln!(out, "### Not judged ({})\n", listed.len());
+        for n in listed {
+            let _ = writeln!(
+                out,
+                "- **{}**{} — {}{}",
+                cell(&n.id.to_string()),
+                n.origin
+                    .as_ref()
+                    .map(|o| format!(" (`{o}`)"))
+                    .unwrap_or_default(),
+                n.summary(),
+                reasons_shown(n)
+                    .iter()
+                    .map(|r| format!("<br>{}", cell(r)))
+                    .collect::<String>()
+            );
+        }
+        out.push('\n');
+    }
+    if !review.errors.is_empty() {
+        let _ = writeln!(out, "### Not read on the head revision\n");
+        for e in &review.errors {
+            let _ = writeln!(out, "- {}", cell(e));
+        }
+        out.push('\n');
     }
     let _ = writeln!(
         out,
@@ -58,7 +126,7 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
             let _ = writeln!(
                 out,
                 "| {}{} | {} | {} | {added} {changed} {removed} |",
-                cell(&a.name),
+                cell(&format!("{}/{}", a.id.namespace, a.id.name)),
                 if a.application_set {
                     " (ApplicationSet)"
                 } else {
@@ -72,13 +140,11 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
     }
     findings(&mut out, "New findings", &f.new);
     findings(&mut out, "Fixed findings", &f.fixed);
-    if !review.errors.is_empty() {
-        let _ = writeln!(out, "### Errors on the head revision\n");
-        for e in &review.errors {
-            let _ = writeln!(out, "- {}", cell(e));
-        }
-        out.push('\n');
-    }
+    findings(
+        &mut out,
+        "Findings of the base not judged again (Application not judged on the head)",
+        &f.not_judged_on_head,
+    );
     if out.len() + NOTE_ROOM > budget {
         return truncate(out, budget, review.apps.len());
     }
@@ -211,7 +277,7 @@ fn details(app: &AppReview, full: bool) -> String {
     let _ = writeln!(
         out,
         "<details><summary><b>{}</b> — {} ({})</summary>\n",
-        cell(&app.name),
+        cell(&format!("{}/{}", app.id.namespace, app.id.name)),
         app.status,
         plan_summary(app)
     );

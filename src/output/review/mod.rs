@@ -14,7 +14,7 @@ pub use text::render_text;
 use serde_json::Value;
 
 use crate::finding::{Action, FailOn, Finding};
-use crate::review::{ObjectChange, Place, Review};
+use crate::review::{NotJudged, ObjectChange, Place, Review, Standing};
 
 /// `PreSync wave 0 (step 1)`.
 fn place(p: &Place) -> String {
@@ -115,4 +115,39 @@ fn manifest(v: &Value) -> String {
 /// The first 7 characters of a commit.
 fn abbrev(commit: &str) -> &str {
     commit.get(..7).unwrap_or(commit)
+}
+
+/// The Applications not judged that are listed first: those not judged on the head, the run
+/// failing on them first, then those judged on the head only.
+fn not_judged(review: &Review) -> Vec<&NotJudged> {
+    let mut out: Vec<&NotJudged> = review.not_judged.iter().collect();
+    let rank = |n: &NotJudged| match n.standing {
+        Standing::New => 0,
+        Standing::Unchanged | Standing::Accepted => 1,
+        Standing::BaseOnly => 2,
+    };
+    out.sort_by_key(|n| rank(n));
+    out
+}
+
+/// How many fail the run.
+fn failing_not_judged(review: &Review) -> usize {
+    review
+        .not_judged
+        .iter()
+        .filter(|n| n.standing == Standing::New)
+        .count()
+}
+
+/// The reasons shown for one not-judged Application: the head's, else the base's.
+fn reasons_shown(n: &NotJudged) -> Vec<String> {
+    let reasons = if n.on_head() {
+        &n.reasons
+    } else {
+        &n.base_reasons
+    };
+    reasons
+        .iter()
+        .map(|r| format!("{}: {}", r.reason, r.detail))
+        .collect()
 }

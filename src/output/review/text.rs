@@ -2,7 +2,10 @@
 
 use std::fmt::Write;
 
-use super::{abbrev, action, counts, location, manifest, place, short};
+use super::{
+    abbrev, action, counts, failing_not_judged, location, manifest, not_judged, place,
+    reasons_shown, short,
+};
 use crate::finding::Finding;
 use crate::review::{ObjectChange, Review};
 
@@ -12,9 +15,46 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
     let f = &review.findings;
     let _ = writeln!(
         out,
-        "syncguard review: base {} -> head {}: {} of {} Applications changed; findings: {} new ({} blocking), {} fixed, {} unchanged",
+        "syncguard review: base {} -> head {}",
         abbrev(&review.base),
         abbrev(&review.head),
+    );
+    // What could not be judged comes before any verdict.
+    let listed = not_judged(review);
+    if !listed.is_empty() {
+        let _ = writeln!(
+            out,
+            "Not judged: {} of {} Applications ({} failing the run):",
+            listed.len(),
+            review.apps_total,
+            failing_not_judged(review)
+        );
+        for n in listed {
+            let _ = writeln!(
+                out,
+                "  {} ({}): {}",
+                n.id,
+                n.origin.as_deref().unwrap_or("?"),
+                n.summary()
+            );
+            for r in reasons_shown(n) {
+                let _ = writeln!(out, "    {r}");
+            }
+        }
+    }
+    if !review.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "Not read on the head revision ({} files, failing the run):",
+            review.errors.len()
+        );
+        for e in &review.errors {
+            let _ = writeln!(out, "  {e}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "{} of {} Applications changed; findings: {} new ({} blocking), {} fixed, {} unchanged",
         review.apps.len(),
         review.apps_total,
         f.new.len(),
@@ -32,13 +72,10 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
     for app in &review.apps {
         let _ = writeln!(
             out,
-            "\n{} {} ({}): {}",
-            if app.application_set {
-                "ApplicationSet"
-            } else {
-                "Application"
-            },
-            app.name,
+            "\n{} {}/{} ({}): {}",
+            app.id.kind,
+            app.id.namespace,
+            app.id.name,
             app.origin.as_deref().unwrap_or("?"),
             app.status
         );
@@ -149,6 +186,11 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
     };
     list(&mut out, "New findings", &f.new);
     list(&mut out, "Fixed findings", &f.fixed);
+    list(
+        &mut out,
+        "Findings of the base not judged again (their Application is not judged on the head)",
+        &f.not_judged_on_head,
+    );
     if !f.unchanged.is_empty() {
         let _ = writeln!(
             out,
@@ -161,16 +203,6 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
                 "  {} {} {}",
                 x.rule_id, x.resource.kind, x.resource.name
             );
-        }
-    }
-    if !review.errors.is_empty() {
-        let _ = writeln!(
-            out,
-            "\nErrors on the head revision ({}):",
-            review.errors.len()
-        );
-        for e in &review.errors {
-            let _ = writeln!(out, "  {e}");
         }
     }
     if !review.base_errors.is_empty() {

@@ -76,9 +76,11 @@ impl Membership {
     pub fn app_of<'r>(&self, r: &'r Resource, f: &'r SyncFacts) -> Option<&'r str> {
         match self.method {
             TrackingMethod::Label => r.label(&self.label_key),
-            TrackingMethod::Annotation => f.tracking.id.as_ref().map(|id| id.app_name()),
+            // The instance name (`<namespace>_<name>` outside the control-plane namespace), not
+            // the bare name: two Applications of one name in two namespaces are two.
+            TrackingMethod::Annotation => f.tracking.id.as_ref().map(|id| id.app_instance.as_str()),
             // `live()`: the id, else the label Argo CD also writes with this method.
-            TrackingMethod::AnnotationAndLabel => f.tracking.app_name(),
+            TrackingMethod::AnnotationAndLabel => f.tracking.app_instance(),
         }
     }
 }
@@ -167,13 +169,41 @@ pub fn group_by_app(
             g.members.push(i);
         }
     }
-    for r in resources {
-        if let Some(app) = Application::from_resource(r)
-            && let Some(g) = groups
-                .iter_mut()
-                .find(|g| g.name.as_deref() == Some(app.name.as_str()))
-        {
-            g.application = Some(app);
+    // Each group's Application by instance name: `<namespace>_<name>` is the Application of that
+    // namespace; a bare name is the one of that name in the control-plane namespace, which is
+    // the one no `<namespace>_<name>` group claims (several left: the first in `argocd` or of
+    // no namespace, else the first).
+    let apps: Vec<Application> = resources
+        .iter()
+        .filter_map(Application::from_resource)
+        .collect();
+    let claimed: Vec<(String, String)> = groups
+        .iter()
+        .filter_map(|g| g.name.as_deref()?.split_once('_'))
+        .map(|(ns, n)| (ns.to_string(), n.to_string()))
+        .collect();
+    for g in &mut groups {
+        let Some(name) = g.name.as_deref() else {
+            continue;
+        };
+        let found = match name.split_once('_') {
+            Some((ns, n)) => apps.iter().find(|a| a.namespace == ns && a.name == n),
+            None => {
+                let candidates: Vec<&Application> = apps
+                    .iter()
+                    .filter(|a| {
+                        a.name == name && !claimed.contains(&(a.namespace.clone(), a.name.clone()))
+                    })
+                    .collect();
+                candidates
+                    .iter()
+                    .find(|a| a.namespace.is_empty() || a.namespace == "argocd")
+                    .or(candidates.first())
+                    .copied()
+            }
+        };
+        if let Some(app) = found {
+            g.application = Some(app.clone());
         }
     }
     groups
@@ -254,6 +284,52 @@ mod tests {
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0].name, None);
         assert_eq!(groups[0].members, vec![0, 1, 2]);
+    }
+
+    /// `argocd-stage_web` is the Application `web` of `argocd-stage`, not prod's `web`: two
+    /// groups, each with its own Application.
+    #[test]
+    fn same_named_applications_of_two_namespaces_are_two_groups() {
+        let app = |ns: &str, dest: &str| {
+            res(
+                json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                       "metadata": {"name": "web", "namespace": ns},
+                       "spec": {"destination": {"namespace": dest}}}),
+            )
+        };
+        let tracked = |id: &str| {
+            configmap(
+                "cfg",
+                json!({}),
+                json!({"argocd.argoproj.io/tracking-id": id}),
+            )
+        };
+        let rs = vec![
+            app("argocd", "prod"),
+            app("argocd-stage", "stage"),
+            tracked("web:/ConfigMap:shared/cfg"),
+            tracked("argocd-stage_web:/ConfigMap:shared/cfg"),
+        ];
+        let facts: Vec<SyncFacts> = rs.iter().map(SyncFacts::of).collect();
+        let groups = group_by_app(&rs, &facts, &Membership::default());
+        let by = |name: &str| {
+            groups
+                .iter()
+                .find(|g| g.name.as_deref() == Some(name))
+                .unwrap()
+        };
+        assert_eq!(by("web").members, vec![2]);
+        assert_eq!(by("argocd-stage_web").members, vec![3]);
+        let dest = |name: &str| {
+            by(name)
+                .application
+                .as_ref()
+                .unwrap()
+                .destination_namespace
+                .clone()
+        };
+        assert_eq!(dest("web"), "prod");
+        assert_eq!(dest("argocd-stage_web"), "stage");
     }
 
     #[test]

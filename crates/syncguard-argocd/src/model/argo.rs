@@ -409,6 +409,16 @@ impl Tracking {
             .map(TrackingId::app_name)
             .or(self.instance_label.as_deref())
     }
+
+    /// The Application's instance name (`<namespace>_<name>` outside the control-plane
+    /// namespace) from the tracking id, else the instance label: what tells two Applications of
+    /// one name apart.
+    pub fn app_instance(&self) -> Option<&str> {
+        self.id
+            .as_ref()
+            .map(|id| id.app_instance.as_str())
+            .or(self.instance_label.as_deref())
+    }
 }
 
 /// Everything Argo CD decides about one object from its annotations. This is `input.sync` in the
