@@ -921,7 +921,7 @@ async fn with_openreports_alone_a_missing_crd_is_no_failure_and_nothing_else_is_
 }
 
 /// The audit judges for the Argo CD the cluster runs: its release from the controller's image,
-/// its configuration from argocd-cm and the AppProjects of its namespace.
+/// its configuration from argocd-cm, argocd-cmd-params-cm and the AppProjects of its namespace.
 #[tokio::test]
 async fn the_installation_is_read_from_argo_cds_namespace() {
     let mut world = World {
@@ -939,7 +939,10 @@ async fn the_installation_is_read_from_argo_cds_namespace() {
         "configmaps",
         vec![json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "argocd-cm", "namespace": "argocd"},
-            "data": {"resource.customizations.health.argoproj.io_Application": "hs = {}\nreturn hs"}})],
+            "data": {"resource.customizations.health.argoproj.io_Application": "hs = {}\nreturn hs"}}),
+             json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "argocd-cmd-params-cm", "namespace": "argocd"},
+            "data": {"controller.sync.timeout.seconds": "600"}})],
     );
     world.objects.insert(
         "appprojects",
@@ -959,6 +962,13 @@ async fn the_installation_is_read_from_argo_cds_namespace() {
     );
     assert!(read.config.has_custom_health("argoproj.io", "Application"));
     assert!(read.config.projects.contains_key("team-a"));
+    assert_eq!(
+        read.config
+            .cmd_params
+            .as_ref()
+            .and_then(|p| p.sync_timeout_seconds),
+        Some(600)
+    );
 
     // Nothing there (or nothing readable): nothing is known, and nothing fails.
     let empty = FakeApi::new(World::default());

@@ -1,6 +1,7 @@
 //! Which Argo CD the cluster runs and how it is configured, read from its live objects: the
 //! release from the application controller's image (or its `app.kubernetes.io/version` label),
-//! the configuration from `argocd-cm` and the `AppProject`s of Argo CD's namespace.
+//! the configuration from `argocd-cm`, `argocd-cmd-params-cm` and the `AppProject`s of Argo CD's
+//! namespace.
 //!
 //! Used by the background audit and by `serve --cluster`, so that rules judge for the Argo CD
 //! that will actually sync (`input.argocd`) unless `argocd_version` in `config.yaml` pins one.
@@ -13,7 +14,7 @@ use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::Value;
 
 use crate::model::Resource;
-use crate::model::argocd_config::{ARGOCD_CM, ArgoCdConfig, ConfigSource};
+use crate::model::argocd_config::{ARGOCD_CM, ARGOCD_CMD_PARAMS_CM, ArgoCdConfig, ConfigSource};
 use crate::model::version::ArgoCdVersion;
 
 /// AppProjects per list page, as the audit's other lists.
@@ -27,7 +28,8 @@ pub const CONTROLLER_NAME: &str = "argocd-application-controller";
 pub struct Installation {
     /// The release the application controller runs, when it could be read.
     pub version: Option<ArgoCdVersion>,
-    /// `argocd-cm` and AppProjects (source `cluster`, or `none` when neither could be read).
+    /// `argocd-cm`, `argocd-cmd-params-cm` and AppProjects (source `cluster`, or `none` when none
+    /// could be read).
     pub config: ArgoCdConfig,
 }
 
@@ -61,10 +63,12 @@ pub async fn read(client: &Client, namespace: &str) -> Installation {
         namespace,
         &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap")),
     );
-    match cms.get_opt(ARGOCD_CM).await {
-        Ok(Some(cm)) => objects.extend(as_resource(cm, "v1", "ConfigMap")),
-        Ok(None) => {}
-        Err(error) => tracing::debug!(%error, namespace, "cannot read argocd-cm"),
+    for name in [ARGOCD_CM, ARGOCD_CMD_PARAMS_CM] {
+        match cms.get_opt(name).await {
+            Ok(Some(cm)) => objects.extend(as_resource(cm, "v1", "ConfigMap")),
+            Ok(None) => {}
+            Err(error) => tracing::debug!(%error, namespace, name, "cannot read the ConfigMap"),
+        }
     }
     let projects: Api<DynamicObject> = Api::namespaced_with(
         client.clone(),
