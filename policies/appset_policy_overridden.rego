@@ -22,6 +22,7 @@ meta := {
 		"(or not) by the controller-wide policy instead.",
 	]),
 	"docs": "docs/rules/SG310.md",
+	"kinds": ["ApplicationSet"], # only ApplicationSets carry applicationsSync
 }
 
 violations contains {"msg": msg, "path": "/spec/syncPolicy/applicationsSync", "severity": _severity(asked, policy)} if {

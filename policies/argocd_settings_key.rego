@@ -24,6 +24,7 @@ meta := {
 		"customization keys make Argo CD drop every resource customization.",
 	]),
 	"docs": "docs/rules/SG309.md",
+	"kinds": ["ConfigMap"], # only the settings ConfigMaps are reported on: others skip the rule
 }
 
 violations contains {"msg": msg, "path": n.pointer, "severity": _severity(n)} if {
