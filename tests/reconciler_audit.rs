@@ -666,7 +666,11 @@ async fn secrets_are_listed_only_through_the_metadata_api_and_lists_ask_for_page
         );
     }
     // Every list asks for pages of 500 (the reads of Argo CD's own objects by name are gets).
-    let named = ["/argocd-application-controller", "/argocd-cm"];
+    let named = [
+        "/argocd-application-controller",
+        "/argocd-cm",
+        "/argocd-cmd-params-cm",
+    ];
     let listed: Vec<&Call> = calls
         .iter()
         .filter(|c| c.method == "GET" && !named.iter().any(|n| c.path.ends_with(n)))
