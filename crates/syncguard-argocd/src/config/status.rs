@@ -147,6 +147,21 @@ fn time(f: &mut Fields<'_>, key: &'static str, notes: &mut Notes) -> Option<Offs
     spelled(f, key, "RFC 3339 time", parse_time, notes)
 }
 
+/// Each item of the list `key`, read with its own JSON pointer.
+fn items<T>(
+    f: &mut Fields<'_>,
+    key: &'static str,
+    notes: &mut Notes,
+    read: impl Fn(&Value, &str, &mut Notes) -> T,
+) -> Vec<T> {
+    let at = f.pointer(key);
+    f.list(key, notes)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| read(v, &format!("{at}/{i}"), notes))
+        .collect()
+}
+
 fn opt_string(f: &mut Fields<'_>, key: &'static str, notes: &mut Notes) -> Option<String> {
     f.str(key, notes).map(str::to_string)
 }
@@ -177,20 +192,8 @@ impl ApplicationStatus {
             let op = f.block("operationState", notes);
             op.present().then(|| OperationState::read(op, notes))
         };
-        let resources_at = f.pointer("resources");
-        let resources = f
-            .list("resources", notes)
-            .iter()
-            .enumerate()
-            .map(|(i, r)| ResourceStatus::read(r, &format!("{resources_at}/{i}"), notes))
-            .collect();
-        let history_at = f.pointer("history");
-        let history = f
-            .list("history", notes)
-            .iter()
-            .enumerate()
-            .map(|(i, h)| HistoryEntry::read(h, &format!("{history_at}/{i}"), notes))
-            .collect();
+        let resources = items(&mut f, "resources", notes, ResourceStatus::read);
+        let history = items(&mut f, "history", notes, HistoryEntry::read);
         ApplicationStatus {
             sync,
             sync_revision,
@@ -232,13 +235,7 @@ impl OperationState {
         };
         let mut result = f.block("syncResult", notes);
         let revision = opt_string(&mut result, "revision", notes);
-        let results_at = result.pointer("resources");
-        let results = result
-            .list("resources", notes)
-            .iter()
-            .enumerate()
-            .map(|(i, r)| SyncResultResource::read(r, &format!("{results_at}/{i}"), notes))
-            .collect();
+        let results = items(&mut result, "resources", notes, SyncResultResource::read);
         OperationState {
             phase,
             message,
