@@ -98,6 +98,54 @@ _missing_msg := sprintf(
 	[_subject, _group_kind, _skip_where, _app_option_note],
 )
 
+# 4. The CRD is not in this Application but another Application of the input installs it
+#    (`review`, `check --render`: input.refs[].target.resolution "other_app"). Whether this
+#    object's dry-run meets the CRD depends on which Application syncs first, and only an
+#    app-of-apps orders them (the sync-waves of the Application objects in one parent), and a
+#    parent's waves wait for its children only when argocd-cm gives Applications a health check
+#    (SG208): installed by an earlier wave that is waited for, nothing to say; by a later wave,
+#    the first sync on a new cluster fails (medium); in the same wave, or an earlier one not
+#    waited for, both sync at once (low); in no known order, info.
+violations contains {"msg": msg, "path": _via(ref), "severity": severity} if {
+	input.refs != []
+	input.sync.phases != []
+	input.refs[_].role == "definition"
+	not input.context.source == "admission"
+	not input.context.source == "audit"
+	_applies
+	_desired_state
+	count(_list("phases")) > 0
+	not _skip_dry_run
+	some ref in _refs
+	is_object(ref)
+	ref.role == "definition"
+	target := object.get(ref, "target", null)
+	is_object(target)
+	target.resolution == "other_app"
+	some order, severity in _other_app_severity
+	target.order == order
+	msg := sprintf(
+		"%s needs the CRD for %s, which is not in this Application: Application %s installs it, %s Until that Application has synced, the dry-run of this object fails and Argo CD refuses this Application's whole sync with \"one or more synchronization tasks are not valid\" (nothing is applied; the next sync after the CRD exists succeeds). Fix: %s%s",
+		[_subject, _group_kind, _str(target, "app"), _other_app_order[order], _other_app_fix[order], _app_option_note],
+	)
+}
+
+_other_app_severity := {"after": "medium", "same_wave": "low", "before_unwaited": "low", "unknown": "info"}
+
+_other_app_order := {
+	"after": "and the app-of-apps syncs that Application after this one (its Application object has a later sync-wave in the same parent), so on a new cluster this Application syncs first.",
+	"same_wave": "and the app-of-apps syncs both in the same sync-wave, at the same time, so on a new cluster this Application may sync before the CRD exists.",
+	"before_unwaited": "in an earlier sync-wave of the app-of-apps, but argocd-cm gives Applications no health check (resource.customizations.health.argoproj.io_Application), so the parent starts the next wave as soon as that Application object is applied, without waiting for it to sync (SG208): on a new cluster both may sync at once.",
+	"unknown": "and nothing in the input orders the two Applications (no app-of-apps holds both), so on a new cluster this one may sync first.",
+}
+
+_other_app_fix := {
+	"after": sprintf("give that Application a lower sync-wave than this one in the app-of-apps, or add %s (%s).", [_skip_option, _skip_where]),
+	"same_wave": sprintf("give that Application a lower sync-wave than this one in the app-of-apps, or add %s (%s).", [_skip_option, _skip_where]),
+	"before_unwaited": sprintf("add the Application health check to argocd-cm so that the app-of-apps waits for each wave, or add %s (%s).", [_skip_option, _skip_where]),
+	"unknown": sprintf("nothing, if that Application is synced first already; otherwise hold both in an app-of-apps with the CRD's Application in a lower sync-wave, or add %s (%s).", [_skip_option, _skip_where]),
+}
+
 # 3. The CRD is in the Application but does not serve this object's version.
 violations contains {"msg": msg, "path": "/apiVersion", "severity": "high", "action": "deny"} if {
 	# cheap first tests, as above

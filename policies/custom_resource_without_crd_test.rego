@@ -395,3 +395,47 @@ test_with_require_crds_a_runtime_created_crd_is_a_certain_denial_too if {
 	startswith(x.msg, "K8sRequiredLabels ns-must-have-owner is a constraints.gatekeeper.sh/K8sRequiredLabels, whose CRD Gatekeeper creates at runtime from the ConstraintTemplate that defines this kind, so no Application can ship it, and the cluster does not have it (--require-crds declares that only the CRDs in the input exist).")
 	contains(x.msg, "Argo CD refuses the whole sync")
 }
+
+# 4. The CRD is installed by another Application of the input.
+other_app_ref(order) := object.union(crd_ref("other_app"), {"target": {"resolution": "other_app", "app": "platform-crds", "order": order}})
+
+test_a_crd_from_an_application_synced_first_is_fine if {
+	r := review(certificate, facts([]), [other_app_ref("before")], "check")
+	count(rule.violations) == 0 with input as r
+}
+
+test_a_crd_from_an_application_synced_later_is_medium_and_names_it if {
+	r := review(certificate, facts([]), [other_app_ref("after")], "check")
+	v := rule.violations with input as r
+	count(v) == 1
+	some f in v
+	f.severity == "medium"
+	f.path == "/apiVersion"
+	contains(f.msg, "Application platform-crds installs it, and the app-of-apps syncs that Application after this one")
+	contains(f.msg, "give that Application a lower sync-wave than this one")
+}
+
+test_a_crd_from_an_application_of_the_same_wave_is_low if {
+	v := rule.violations with input as review(certificate, facts([]), [other_app_ref("same_wave")], "check")
+	{f.severity | some f in v} == {"low"}
+}
+
+test_a_crd_from_an_application_in_no_known_order_is_info if {
+	v := rule.violations with input as review(certificate, facts([]), [other_app_ref("unknown")], "check")
+	{f.severity | some f in v} == {"info"}
+	some f in v
+	contains(f.msg, "nothing, if that Application is synced first already")
+}
+
+test_a_crd_from_another_application_with_skip_dry_run_is_fine if {
+	r := review(certificate, facts(["SkipDryRunOnMissingResource=true"]), [other_app_ref("after")], "check")
+	count(rule.violations) == 0 with input as r
+}
+
+test_a_crd_from_an_earlier_wave_nobody_waits_for_is_low_and_says_why if {
+	v := rule.violations with input as review(certificate, facts([]), [other_app_ref("before_unwaited")], "check")
+	{f.severity | some f in v} == {"low"}
+	some f in v
+	contains(f.msg, "argocd-cm gives Applications no health check")
+	contains(f.msg, "add the Application health check to argocd-cm")
+}

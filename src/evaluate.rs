@@ -12,6 +12,7 @@
 #![deny(clippy::unwrap_used, clippy::expect_used)]
 
 mod admission;
+mod elsewhere;
 mod project;
 
 use std::borrow::Cow;
@@ -39,6 +40,7 @@ use crate::model::version::{ArgoCdVersion, Behaviour};
 use crate::model::waits::{self, NeedsIndex};
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, TaskSource, plan};
 use crate::policy::PolicySet;
+use elsewhere::Elsewhere;
 
 pub use admission::{AdmissionFacts, PreparedSet, build_admission_input};
 
@@ -235,6 +237,8 @@ struct AppView<'a> {
     ownership: HashMap<usize, Map<String, Value>>,
     /// What the waits of the members are judged against (`input.waits`).
     needs: NeedsIndex,
+    /// The other Applications of the input, for references the members leave unresolved.
+    elsewhere: Option<Arc<Elsewhere>>,
 }
 
 /// Evaluates every object against the policies and returns the report. `errors` are input
@@ -336,6 +340,19 @@ fn map_inputs<T: Send>(
         .take(resources.len())
         .collect();
     let mut app_names: Vec<Option<String>> = vec![None; resources.len()];
+    // Admission judges one object against its own Application's set only.
+    let elsewhere = match only {
+        None => Elsewhere::of(
+            resources,
+            &groups,
+            &all_facts,
+            options
+                .argocd_config
+                .has_custom_health("argoproj.io", "Application"),
+        )
+        .map(Arc::new),
+        Some(_) => None,
+    };
     let mut facts_by_index: Vec<Option<SyncFacts>> = all_facts.into_iter().map(Some).collect();
     let governed = governed_facts(resources, &groups, only, options);
 
@@ -373,6 +390,7 @@ fn map_inputs<T: Send>(
                 view.ownership.insert(local, facts);
             }
         }
+        view.elsewhere.clone_from(&elsewhere);
         view.dependents_index();
         let made: Vec<(usize, T)> = match only {
             // One document (admission): build it on this thread. Handing a single item to
@@ -541,6 +559,7 @@ impl<'a> AppView<'a> {
             crds,
             ownership: HashMap::new(),
             needs,
+            elsewhere: None,
             tracked,
             tracked_image_tags: tags,
         }
@@ -781,7 +800,11 @@ impl<'a> AppView<'a> {
                 self.target_facts(me, *index, "produced_by", async_producer, options)
             }
             Resolution::Builtin => json!({"resolution": "builtin"}),
-            Resolution::Missing => json!({"resolution": "missing"}),
+            Resolution::Missing => self
+                .elsewhere
+                .as_ref()
+                .and_then(|e| e.target(self.name.as_deref(), reference))
+                .unwrap_or_else(|| json!({"resolution": "missing"})),
         };
         if let Value::Object(map) = &mut entry {
             map.insert("target".into(), target);

@@ -200,3 +200,91 @@ fn an_admitted_object_without_app_context_has_unknown_targets_and_no_plan() {
     assert_eq!(secret["target"]["resolution"], "produced_by");
     assert_eq!(with_context["operation"], "CREATE");
 }
+
+/// An app-of-apps `root` holding `crds` (a CRD) and `web` (a custom resource of it), with the
+/// two Application objects at the given sync-waves (`None`: no parent in the input), and an
+/// argocd-cm that gives Applications a health check (so the parent's waves wait for them).
+fn two_applications(waves: Option<(i64, i64)>) -> Vec<syncguard::model::Resource> {
+    let mut r = two_applications_without_health(waves);
+    let cm = load_str(
+        "argocd-cm.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata:\n  resource.customizations.health.argoproj.io_Application: |\n    hs = {status = \"Healthy\"}\n    return hs\n",
+    );
+    r.extend(cm.resources);
+    r
+}
+
+/// [`two_applications`] without argocd-cm: Argo CD then has no health check for Applications.
+fn two_applications_without_health(waves: Option<(i64, i64)>) -> Vec<syncguard::model::Resource> {
+    let app = |name: &str, wave: i64| match waves {
+        Some(_) => format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n  annotations:\n    argocd.argoproj.io/sync-wave: \"{wave}\"\n    argocd.argoproj.io/tracking-id: root:argoproj.io/Application:argocd/{name}\nspec:\n  project: default\n  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}\n  source: {{repoURL: https://git.example.com/r.git, path: {name}}}\n"
+        ),
+        None => format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\nspec:\n  project: default\n  destination: {{server: https://kubernetes.default.svc, namespace: {name}}}\n  source: {{repoURL: https://git.example.com/r.git, path: {name}}}\n"
+        ),
+    };
+    let (crds_wave, web_wave) = waves.unwrap_or((0, 0));
+    let yaml = [
+        app("crds", crds_wave),
+        app("web", web_wave),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: certificates.cert-manager.io\n  annotations: {argocd.argoproj.io/tracking-id: \"crds:apiextensions.k8s.io/CustomResourceDefinition:/certificates.cert-manager.io\"}\nspec:\n  group: cert-manager.io\n  names: {kind: Certificate, plural: certificates}\n  scope: Namespaced\n  versions: [{name: v1, served: true, storage: true}]\n".to_string(),
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata:\n  name: web-tls\n  namespace: web\n  annotations: {argocd.argoproj.io/tracking-id: \"web:cert-manager.io/Certificate:web/web-tls\"}\nspec: {secretName: web-tls}\n".to_string(),
+    ]
+    .join("---\n");
+    let loaded = load_str("repo.yaml", &yaml);
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    loaded.resources
+}
+
+#[test]
+fn a_crd_another_application_installs_is_found_and_judged_by_the_order_of_the_two() {
+    let resources = two_applications(Some((-1, 0)));
+    let (inputs, apps) = build_inputs(&resources, &EvaluateOptions::default());
+    let cert = input_of(&inputs, "Certificate", "web-tls");
+    let crd_ref = cert["refs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["role"] == "definition")
+        .unwrap();
+    assert_eq!(
+        crd_ref["target"],
+        serde_json::json!({"resolution": "other_app", "app": "crds", "order": "before"})
+    );
+    let i = resources
+        .iter()
+        .position(|r| r.kind == "Certificate")
+        .unwrap();
+    assert_eq!(apps[i].as_deref(), Some("web"));
+
+    let policies =
+        PolicySet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("policies")).unwrap();
+    let sg203 = |resources: &[syncguard::model::Resource]| {
+        evaluate(resources, &policies, &EvaluateOptions::default(), vec![])
+            .findings
+            .into_iter()
+            .filter(|f| f.rule_id.as_str() == "SG203")
+            .map(|f| (format!("{:?}", f.severity), f.message))
+            .collect::<Vec<_>>()
+    };
+    // Installed by an earlier wave of the same parent: nothing to say.
+    assert_eq!(sg203(&resources), vec![]);
+    // A later wave: the first sync on a new cluster fails.
+    let later = sg203(&two_applications(Some((1, 0))));
+    assert_eq!(later.len(), 1, "{later:?}");
+    assert!(later[0].0.contains("Medium"), "{later:?}");
+    assert!(
+        later[0].1.contains("Application crds installs it"),
+        "{later:?}"
+    );
+    // No parent in the input: no order known, a note at most.
+    let unordered = sg203(&two_applications(None));
+    assert_eq!(unordered.len(), 1, "{unordered:?}");
+    assert!(unordered[0].0.contains("Info"), "{unordered:?}");
+    // An earlier wave, but no health check for Applications: the parent does not wait.
+    let unwaited = sg203(&two_applications_without_health(Some((-1, 0))));
+    assert_eq!(unwaited.len(), 1, "{unwaited:?}");
+    assert!(unwaited[0].0.contains("Low"), "{unwaited:?}");
+    assert!(unwaited[0].1.contains("no health check"), "{unwaited:?}");
+}

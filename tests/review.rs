@@ -689,3 +689,112 @@ fn each_revision_is_its_commit_not_the_working_tree() {
     assert_eq!(code, 2);
     assert!(stderr.contains("is not inside the repository"), "{stderr}");
 }
+
+fn waved_application(name: &str, wave: i64, path: &str) -> String {
+    let url = render_support::REPO_URL;
+    format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n  annotations: {{argocd.argoproj.io/sync-wave: '{wave}'}}\n\
+         spec:\n  project: default\n  destination: {{server: 'https://kubernetes.default.svc', namespace: {name}}}\n  source: {{repoURL: '{url}', path: {path}}}\n"
+    )
+}
+
+/// An app-of-apps `root` (in `root/`) holding `crds`, which installs the Certificate CRD, and —
+/// from the second commit on — `web`, whose Certificate needs it; `web`'s sync-wave is first 1
+/// (after `crds`), then -1 (before it).
+fn crds_from_another_application() -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let url = render_support::REPO_URL;
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", url]);
+    write(
+        root,
+        "root/root.yaml",
+        &application(
+            "root",
+            "argocd",
+            &format!("{{repoURL: '{url}', path: apps}}"),
+            "argocd",
+        ),
+    );
+    write(
+        root,
+        "apps/crds.yaml",
+        &waved_application("crds", 0, "crds"),
+    );
+    write(
+        root,
+        "crds/certificate-crd.yaml",
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: certificates.cert-manager.io}\n\
+         spec:\n  group: cert-manager.io\n  names: {kind: Certificate, plural: certificates}\n  scope: Namespaced\n\
+         \x20 versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object, x-kubernetes-preserve-unknown-fields: true}}}]\n",
+    );
+    // A Certificate beside its CRD in one Application: Argo CD writes no tracking id on a CRD,
+    // yet it is that Application's.
+    write(
+        root,
+        "crds/own-cert.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: own-tls, namespace: crds}\n\
+         spec: {secretName: own-tls, dnsNames: [crds.example.com], issuerRef: {name: letsencrypt, kind: ClusterIssuer}}\n",
+    );
+    let mut commits = vec![commit(root, "crds")];
+    write(root, "apps/web.yaml", &waved_application("web", 1, "web"));
+    write(
+        root,
+        "web/cert.yaml",
+        "apiVersion: cert-manager.io/v1\nkind: Certificate\nmetadata: {name: web-tls}\n\
+         spec: {secretName: web-tls, dnsNames: [web.example.com], issuerRef: {name: letsencrypt, kind: ClusterIssuer}}\n",
+    );
+    commits.push(commit(root, "web after crds"));
+    write(root, "apps/web.yaml", &waved_application("web", -1, "web"));
+    commits.push(commit(root, "web before crds"));
+    (dir, commits)
+}
+
+#[test]
+fn a_crd_another_application_installs_satisfies_a_custom_resource_synced_after_it() {
+    let Some(_tools) = tools() else { return };
+    let (repo, c) = crds_from_another_application();
+    let (code, stdout, stderr) = review_plain(
+        repo.path(),
+        &["--base", &c[0], "--head", &c[1], "--format", "json"],
+    );
+    let v = json_of(&stdout);
+    assert_eq!(code, 0, "{stderr}\n{v:#}");
+    // `crds` is in an earlier wave, but nothing makes the parent wait for it (no health check
+    // for Applications in argocd-cm): a low note naming it, not "the CRD is not installed".
+    let sg203: Vec<&serde_json::Value> = v["findings"]["new"]
+        .as_array()
+        .expect("new findings")
+        .iter()
+        .filter(|f| f["rule_id"] == "SG203")
+        .collect();
+    assert_eq!(sg203.len(), 1, "{v:#}");
+    assert_eq!(sg203[0]["severity"], "low", "{v:#}");
+    // The Certificate beside its CRD draws nothing, on either revision.
+    for kind in ["new", "unchanged"] {
+        let own = v["findings"][kind]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["rule_id"] == "SG203" && f["resource"]["name"] == "own-tls");
+        assert!(!own, "{kind}: {v:#}");
+    }
+    let message = sg203[0]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("Application crds installs it"),
+        "{message}"
+    );
+
+    // `web` moved before `crds`: on a new cluster its sync fails until crds has synced.
+    let (code, stdout, stderr) = review_plain(
+        repo.path(),
+        &["--base", &c[0], "--head", &c[2], "--format", "markdown"],
+    );
+    assert_eq!(code, 0, "a warning does not block: {stderr}\n{stdout}");
+    assert!(
+        stdout.contains("Application crds installs it, and the app-of-apps syncs that Application after this one"),
+        "{stdout}"
+    );
+    golden("review-crd-from-another-application.md", &stdout);
+}

@@ -163,6 +163,7 @@ pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
         say(app);
     }
     say_missing_tools(&expansion.rendered, &options);
+    expansion.attribute(&mut loaded.resources);
     loaded.resources.extend(expansion.objects);
     errors
 }

@@ -2,6 +2,7 @@
 //! when their input is a GitOps repository.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use super::{
     Application, RenderOptions, Rendered, Repos, as_the_controller_sees, render_all_except,
@@ -18,6 +19,27 @@ pub struct Expansion {
     /// objects without a namespace in their destination namespace, and without the Applications
     /// that are in the input already.
     pub objects: Vec<Resource>,
+    /// Applications of the input that a rendered Application renders too (app-of-apps): by
+    /// namespace and name, the instance of that parent. Their input copy carries no tracking
+    /// id, so [`Expansion::attribute`] tells the grouping whose member each is.
+    pub parents: Vec<((String, String), Arc<str>)>,
+}
+
+impl Expansion {
+    /// Marks the Applications of `input` that a rendered parent renders with that parent
+    /// ([`Resource::rendered_by`]), so that they join its group as the copy Argo CD applies
+    /// would (with their sync-wave among its objects).
+    pub fn attribute(&self, input: &mut [Resource]) {
+        for r in input.iter_mut().filter(|r| r.rendered_by.is_none()) {
+            if tracked_app(r).is_some() || Application::from_resource(r).is_none() {
+                continue;
+            }
+            let id = (r.namespace.clone().unwrap_or_default(), r.name.clone());
+            if let Some((_, parent)) = self.parents.iter().find(|(k, _)| *k == id) {
+                r.rendered_by = Some(Arc::clone(parent));
+            }
+        }
+    }
 }
 
 /// Renders the Applications of `input`: all of them with `always`, else those with a source in
@@ -57,11 +79,15 @@ pub fn expand(
         .map(|r| (r.namespace.clone().unwrap_or_default(), r.name.clone()))
         .collect();
     let mut objects = Vec::new();
+    let mut parents = Vec::new();
     for app in &rendered {
+        let instance: Arc<str> = Arc::from(app.app.as_str());
         for r in &app.resources {
-            let seen = Application::from_resource(r).is_some()
-                && present.contains(&(r.namespace.clone().unwrap_or_default(), r.name.clone()));
-            if !seen {
+            let id = (r.namespace.clone().unwrap_or_default(), r.name.clone());
+            let seen = Application::from_resource(r).is_some() && present.contains(&id);
+            if seen && !app.application_set {
+                parents.push((id, Arc::clone(&instance)));
+            } else if !seen {
                 objects.push(as_the_controller_sees(
                     r.clone(),
                     &app.destination_namespace,
@@ -69,5 +95,9 @@ pub fn expand(
             }
         }
     }
-    Expansion { rendered, objects }
+    Expansion {
+        rendered,
+        objects,
+        parents,
+    }
 }

@@ -29,6 +29,7 @@ mod tracking;
 
 use std::collections::HashSet;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use appset::{clusters_of, is_application_set};
@@ -314,7 +315,7 @@ fn in_namespace(r: &Resource, namespace: &str) -> Resource {
     if let Some(metadata) = raw.get_mut("metadata").and_then(|m| m.as_object_mut()) {
         metadata.insert("namespace".into(), namespace.into());
     }
-    Resource::from_value(raw, r.origin.clone()).unwrap_or_else(|_| r.clone())
+    r.with_raw(raw).unwrap_or_else(|_| r.clone())
 }
 
 /// An ApplicationSet's "render": the Applications it generates (no tracking id: Argo CD ties them
@@ -356,6 +357,7 @@ fn render_app(
     options: &RenderOptions,
 ) -> Rendered {
     let app = spec.instance_name(&options.control_plane_namespace);
+    let rendered_by: Arc<str> = Arc::from(app.as_str());
     let mut out = Rendered {
         app: app.clone(),
         namespace: if spec.namespace.is_empty() {
@@ -447,7 +449,11 @@ fn render_app(
             Ok(objects) => out.resources.extend(
                 objects
                     .into_iter()
-                    .map(|o| tracking::track(o, &app, &spec.destination_namespace)),
+                    .map(|o| tracking::track(o, &app, &spec.destination_namespace))
+                    .map(|mut o| {
+                        o.rendered_by = Some(Arc::clone(&rendered_by));
+                        o
+                    }),
             ),
             Err(e) => out.errors.push(format!("{which}: {e}")),
         }

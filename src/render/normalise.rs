@@ -31,7 +31,7 @@ pub fn as_the_controller_sees(r: Resource, destination_namespace: &str) -> Resou
             metadata.insert("namespace".into(), namespace);
         }
     }
-    Resource::from_value(raw, r.origin.clone()).unwrap_or(r)
+    r.with_raw(raw).unwrap_or(r)
 }
 
 #[cfg(test)]

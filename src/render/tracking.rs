@@ -36,7 +36,7 @@ pub fn track(r: Resource, app: &str, destination_namespace: &str) -> Resource {
             a.remove(INSTALLATION_ID);
         }
     }
-    Resource::from_value(raw, r.origin.clone()).unwrap_or(r)
+    r.with_raw(raw).unwrap_or(r)
 }
 
 /// The Application instance an object's tracking id names, when it has one.

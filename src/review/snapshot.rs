@@ -174,6 +174,7 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
         );
     }
     let mut all = apps_input;
+    expansion.attribute(&mut all);
     all.extend(expansion.objects);
     Gathered {
         commit: commit.to_string(),

@@ -74,6 +74,11 @@ impl Membership {
 
     /// The Application that owns `r` (with facts `f`) under this method, if it names one.
     pub fn app_of<'r>(&self, r: &'r Resource, f: &'r SyncFacts) -> Option<&'r str> {
+        self.tracked_app_of(r, f).or(r.rendered_by.as_deref())
+    }
+
+    /// What the object's tracking says, alone.
+    fn tracked_app_of<'r>(&self, r: &'r Resource, f: &'r SyncFacts) -> Option<&'r str> {
         match self.method {
             TrackingMethod::Label => r.label(&self.label_key),
             // The instance name (`<namespace>_<name>` outside the control-plane namespace), not

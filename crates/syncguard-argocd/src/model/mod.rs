@@ -69,6 +69,10 @@ pub struct Resource {
     /// Where the object was read from; `None` for objects that did not come from a file
     /// (admission requests, live cluster objects).
     pub origin: Option<Arc<Origin>>,
+    /// The Application instance whose render produced the object (`render`, `review`,
+    /// `check --render`): Argo CD knows which Application's manifests hold an object even when
+    /// it writes no tracking id on it, as for CustomResourceDefinitions. `None` elsewhere.
+    pub rendered_by: Option<Arc<str>>,
 }
 
 impl Resource {
@@ -115,7 +119,15 @@ impl Resource {
             namespace,
             raw,
             origin,
+            rendered_by: None,
         })
+    }
+
+    /// The same object with `raw` changed (origin and render attribution kept).
+    pub fn with_raw(&self, raw: Value) -> Result<Self, ModelError> {
+        let mut r = Resource::from_value(raw, self.origin.clone())?;
+        r.rendered_by.clone_from(&self.rendered_by);
+        Ok(r)
     }
 
     /// `metadata.annotations` as a JSON map, if present.

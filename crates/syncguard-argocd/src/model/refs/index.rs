@@ -216,12 +216,24 @@ pub struct OwnedResourceIndex {
 impl OwnedResourceIndex {
     /// [`ResourceIndex::build`], owning its keys.
     pub fn build(resources: &[Resource], default_namespace: Option<&str>) -> Self {
+        Self::build_only(resources, default_namespace, |_| true)
+    }
+
+    /// [`OwnedResourceIndex::build`] over the objects whose index `keep` accepts; answers are
+    /// still indexes into `resources`.
+    pub fn build_only(
+        resources: &[Resource],
+        default_namespace: Option<&str>,
+        keep: impl Fn(usize) -> bool,
+    ) -> Self {
         let mut index = Self {
             entries: HashMap::with_capacity(resources.len()),
             default_namespace: default_namespace.map(str::to_string),
         };
         for (table, key, i) in entries(resources, default_namespace) {
-            index.entries.entry((table, owned_key(key))).or_insert(i);
+            if keep(i) {
+                index.entries.entry((table, owned_key(key))).or_insert(i);
+            }
         }
         index
     }
