@@ -73,6 +73,8 @@ pub fn resolve(dir: &Path, rev: &str) -> Result<String, String> {
 pub struct Worktree {
     repo: PathBuf,
     path: PathBuf,
+    // Removed on SIGTERM too (`interrupt`); unregistered after `drop` removed it.
+    _registered: crate::interrupt::Registered,
 }
 
 impl Worktree {
@@ -87,6 +89,10 @@ impl Worktree {
         Ok(Self {
             repo: repo.to_path_buf(),
             path: path.to_path_buf(),
+            _registered: crate::interrupt::register(crate::interrupt::Leftover::Worktree {
+                repo: repo.to_path_buf(),
+                path: path.to_path_buf(),
+            }),
         })
     }
 

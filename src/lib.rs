@@ -37,6 +37,7 @@ pub mod ephemeral;
 pub mod evaluate;
 pub mod finding;
 pub mod git;
+pub mod interrupt;
 pub mod kube_client;
 pub mod manifest;
 pub mod metrics;

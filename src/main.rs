@@ -28,6 +28,19 @@ fn main() -> ExitCode {
         unsafe { std::env::set_var("RUST_LIB_BACKTRACE", "0") };
     }
     let cli = Cli::parse();
+    // The one-shot commands leave worktrees, temp dirs and renders behind if a CI runner
+    // cancels them; they are removed on SIGTERM/SIGINT/SIGHUP. serve and reconcile stop in
+    // order on their own signal handling.
+    if matches!(
+        cli.command,
+        Command::Plan(_)
+            | Command::Render(_)
+            | Command::Review(_)
+            | Command::Check(_)
+            | Command::Determinism(_)
+    ) {
+        syncguard::interrupt::install();
+    }
     let stdout = std::io::stdout();
     let is_terminal = stdout.is_terminal();
     let mut out = std::io::BufWriter::new(stdout.lock());

@@ -87,6 +87,9 @@ pub fn run(mut command: Command, timeout: Option<Duration>) -> Result<Vec<u8>, R
     }
     let started = Instant::now();
     let mut child = command.spawn().map_err(RunFailure::Spawn)?;
+    // Killed with its group if the process is stopped by a signal meanwhile (`interrupt`).
+    #[cfg(unix)]
+    let _group = crate::interrupt::register(crate::interrupt::Leftover::ProcessGroup(child.id()));
     let (tx, rx) = mpsc::channel();
     let readers = spawn_reader(Stream::Stdout, child.stdout.take(), tx.clone())
         .and_then(|()| spawn_reader(Stream::Stderr, child.stderr.take(), tx));

@@ -798,3 +798,95 @@ fn a_crd_another_application_installs_satisfies_a_custom_resource_synced_after_i
     );
     golden("review-crd-from-another-application.md", &stdout);
 }
+
+/// A review stopped by SIGTERM (a CI runner cancelling the job) while it renders leaves
+/// nothing behind: no worktree registered in the repository, no directory in `$TMPDIR`, no
+/// render still running; it ends with 143 as a shell reports it.
+#[test]
+fn sigterm_removes_the_worktrees_temp_dirs_and_running_renders() {
+    let dir = tempfile::tempdir().expect("temp");
+    let root = dir.path().join("repo");
+    std::fs::create_dir(&root).expect("mkdir");
+    git(&root, &["init", "-q", "-b", "main"]);
+    write(
+        &root,
+        "apps/web.yaml",
+        &application(
+            "web",
+            "argocd",
+            "{repoURL: 'https://example.com/gitops', path: chart}",
+            "web",
+        ),
+    );
+    write(
+        &root,
+        "chart/Chart.yaml",
+        "apiVersion: v2\nname: web\nversion: 1.0.0\n",
+    );
+    let base = commit(&root, "base");
+    write(&root, "chart/values.yaml", "x: 1\n");
+    commit(&root, "head");
+    // A helm that never finishes, and tells through a file that it has started.
+    let started = dir.path().join("helm-started");
+    let helm = dir.path().join("helm");
+    std::fs::write(
+        &helm,
+        format!(
+            "#!/bin/sh\necho $$ > '{}'\nexec sleep 300\n",
+            started.display()
+        ),
+    )
+    .expect("helm");
+    std::fs::set_permissions(&helm, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).expect("tmp");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .current_dir(&root)
+        .args(["review", "--base", &base, "apps/", "--helm"])
+        .arg(&helm)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("review starts");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the render never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let sleeper: i32 = std::fs::read_to_string(&started)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    assert_eq!(git(&root, &["worktree", "list"]).lines().count(), 2);
+    // SAFETY: kill(2) with plain integers; the pid is our own child's.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().expect("review ends");
+    assert_eq!(
+        out.status.code(),
+        Some(143),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        git(&root, &["worktree", "list"]).lines().count(),
+        1,
+        "a worktree is still registered"
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp).expect("tmp").collect();
+    assert!(left.is_empty(), "left in TMPDIR: {left:?}");
+    // The render's process group was killed: the sleeping helm is gone (or a zombie of init).
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let state = std::fs::read_to_string(format!("/proc/{sleeper}/stat")).unwrap_or_default();
+    assert!(
+        state.is_empty() || state.split_whitespace().nth(2) == Some("Z"),
+        "the render still runs: {state}"
+    );
+}

@@ -130,6 +130,9 @@ pub fn ask(args: &CheckArgs, resources: &[Resource]) -> anyhow::Result<Asked> {
         drop(cp);
         Ok::<_, String>((outcome, seeded.problems))
     };
+    // The session stops its control plane in order on a signal: it ends the process, not the
+    // interrupt thread.
+    let _hold = crate::interrupt::hold();
     let result = runtime.block_on(async {
         tokio::select! {
             r = session => r,

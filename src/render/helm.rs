@@ -141,7 +141,8 @@ pub fn render(ctx: &SourceCtx<'_>) -> Result<Vec<Resource>, String> {
             ctx.source.path
         ));
     }
-    let work = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    let work =
+        crate::interrupt::TempDir::new().map_err(|e| format!("a temporary directory: {e}"))?;
     let args = arguments(ctx, &spec, work.path())?;
     let label = format!("{}{HELM_LABEL}", ctx.label());
     let output = match helm(ctx, &ctx.app_dir, &args, work.path()) {

@@ -97,7 +97,7 @@ pub fn review(
 ) -> Result<Review, ReviewError> {
     let base = resolve(repo, base).map_err(|e| ReviewError::Git(format!("base: {e}")))?;
     let head = resolve(repo, head).map_err(|e| ReviewError::Git(format!("head: {e}")))?;
-    let temp = tempfile::tempdir().map_err(ReviewError::Temp)?;
+    let temp = crate::interrupt::TempDir::new().map_err(ReviewError::Temp)?;
     let gathered = |commit: &str, name: &str| -> Result<Gathered, ReviewError> {
         let path: PathBuf = temp.path().join(name);
         let tree = Worktree::add(repo, commit, &path).map_err(ReviewError::Git)?;

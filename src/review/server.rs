@@ -93,6 +93,9 @@ pub fn ask(
         drop(cp);
         Ok::<_, String>((on_base, on_head))
     };
+    // The session stops its control plane in order on a signal: it ends the process, not the
+    // interrupt thread.
+    let _hold = crate::interrupt::hold();
     let (on_base, on_head) = runtime.block_on(async {
         tokio::select! {
             r = session => r,
