@@ -542,3 +542,107 @@ fn kustomize_inflates_helm_charts_with_the_given_helm() {
         serde_json::json!({"greeting": "hello", "kube": "v1.34.1"})
     );
 }
+
+/// `--enable-helm` with a chart from a chart repository: kustomize pulls it into the
+/// kustomization's `charts/`; that happens in a copy, so the user's checkout is not written
+/// (the docs promise render never writes).
+#[test]
+fn kustomize_enable_helm_pulls_charts_outside_the_checkout() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    // A chart repository: `helm package` + `helm repo index`, served by python's http.server.
+    let served = tempfile::tempdir().expect("temp");
+    let chart = served.path().join("src/mini");
+    std::fs::create_dir_all(chart.join("templates")).expect("chart dir");
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: mini\nversion: 0.2.0\n",
+    )
+    .expect("Chart.yaml");
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}-mini'}\n",
+    )
+    .expect("template");
+    let repo_dir = served.path().join("repo");
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(&helm)
+            .args(args)
+            .env("HOME", served.path())
+            .output()
+            .expect("helm runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&[
+        "package",
+        chart.to_str().expect("utf-8"),
+        "-d",
+        repo_dir.to_str().expect("utf-8"),
+    ]);
+    run(&["repo", "index", repo_dir.to_str().expect("utf-8")]);
+    let mut server = std::process::Command::new("python3")
+        .args(["-u", "-m", "http.server", "0", "--bind", "127.0.0.1"])
+        .current_dir(&repo_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("python3 serves");
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(server.stdout.take().expect("stdout")),
+        &mut line,
+    )
+    .expect("the server says where it listens");
+    let port = line
+        .split_whitespace()
+        .skip_while(|w| *w != "port")
+        .nth(1)
+        .expect("a port")
+        .to_string();
+    let app = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: pulled, namespace: argocd}}\n\
+         spec:\n  destination: {{server: https://kubernetes.default.svc, namespace: shop}}\n  \
+         source: {{repoURL: {}, path: app}}\n",
+        render_support::REPO_URL
+    );
+    let kustomization = format!(
+        "helmCharts:\n- {{name: mini, repo: 'http://127.0.0.1:{port}', version: 0.2.0, releaseName: rel}}\n"
+    );
+    let repo = repository_of(&[
+        ("apps/app.yaml", app.as_str()),
+        ("app/kustomization.yaml", kustomization.as_str()),
+    ]);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .current_dir(repo.path())
+        .env("HOME", served.path())
+        .env_remove("SYNCGUARD_HELM")
+        .env_remove("SYNCGUARD_KUSTOMIZE")
+        .args(["render", "--helm"])
+        .arg(&helm)
+        .arg("--kustomize")
+        .arg(&kustomize)
+        .args([
+            "--kustomize-build-options",
+            "--enable-helm",
+            "apps/app.yaml",
+        ])
+        .output()
+        .expect("run syncguard");
+    let _ = server.kill();
+    let _ = server.wait();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let objects = serde_yaml_objects(&stdout);
+    assert_eq!(objects.len(), 1, "{stdout}");
+    assert_eq!(objects[0]["metadata"]["name"], "rel-mini");
+    let status = render_support::git(repo.path(), &["status", "--porcelain", "--ignored"]);
+    assert_eq!(status, "", "render wrote into the checkout");
+}

@@ -160,29 +160,35 @@ fn typed_patch(p: &Value) -> Value {
 pub fn render(ctx: &SourceCtx<'_>) -> Result<Vec<Resource>, String> {
     let spec = KustomizeSpec::from_value(ctx.source.blocks.kustomize.as_ref());
     let binary = binary(ctx, &spec)?;
-    let work = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
-    // Edits write into the source's directory: they run in a copy of the repository.
-    let (root, dir) = if spec.edits() {
+    let work =
+        crate::interrupt::TempDir::new().map_err(|e| format!("a temporary directory: {e}"))?;
+    let options = &ctx.options.kustomize_build_options;
+    // Edits write into the source's directory, and `--enable-helm` pulls each `helmCharts`
+    // chart into the kustomization's `charts/` (its default chartHome): both run in a copy of
+    // the repository, so the user's checkout is never written.
+    let enable_helm = options.split_whitespace().any(|o| o == "--enable-helm");
+    let (root, dir) = if spec.edits() || enable_helm {
         let copy = work.path().join("checkout");
         copy_tree(ctx.root, &copy)?;
         let rel = ctx.app_dir.strip_prefix(ctx.root).unwrap_or(Path::new(""));
         let dir = copy.join(rel);
-        edit(ctx, &binary, &spec, &copy, &dir)?;
+        if spec.edits() {
+            edit(ctx, &binary, &spec, &copy, &dir)?;
+        }
         (copy, dir)
     } else {
         (ctx.root.to_path_buf(), ctx.app_dir.clone())
     };
     let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let mut args = vec!["build".to_string(), dir.to_string_lossy().into_owned()];
-    let options = &ctx.options.kustomize_build_options;
     if !options.trim().is_empty() {
         args.extend(options.split_whitespace().map(str::to_string));
-        if options.contains("--enable-helm") && !options.contains("--helm-command") {
+        if enable_helm && !options.contains("--helm-command") {
             // Argo CD's image has its helm on PATH, where kustomize looks for it; here it is
             // the helm Helm sources use (--helm), which may be elsewhere.
             args.extend(["--helm-command".into(), ctx.options.helm.clone()]);
         }
-        if options.contains("--enable-helm") && version_at_least(&binary, (5, 3, 0)) {
+        if enable_helm && version_at_least(&binary, (5, 3, 0)) {
             let kube_version = if spec.kube_version.is_empty() {
                 &ctx.options.kube_version
             } else {
