@@ -6,7 +6,6 @@ use std::sync::Arc;
 use crate::cli::{CheckArgs, FailOnArg, ReportFormat as FormatArg};
 use crate::evaluate::{EvaluateOptions, evaluate};
 use crate::finding::{FailOn, Report};
-use crate::manifest::load_paths;
 use crate::output::report::{RenderOptions, ReportFormat, render};
 
 use super::{Outcome, argocd_config_from, empty_input_error, input_config_problems};
@@ -75,8 +74,7 @@ pub fn run(
         .load()
         .map_err(|e| anyhow::anyhow!("cannot load {}: {e}", source.describe()))?;
     progress.say("reading manifests");
-    let mut loaded = load_paths(&args.input.paths);
-    let render_errors = super::render::expand(&mut loaded, &args.input);
+    let (loaded, render_errors) = super::render::load_and_expand(&args.input);
     progress.say(&format!("checking {} objects", loaded.resources.len()));
     let (argocd_config, config_errors) = argocd_config_from(&args.argocd_config);
     let server = if args.cluster || args.ephemeral_cluster {

@@ -18,9 +18,9 @@ use super::Outcome;
 
 /// Runs `syncguard explain`.
 pub fn run(args: &ExplainArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let mut loaded = load_paths(&args.input.paths);
+    let (loaded, render_errors) = super::render::load_and_expand(&args.input);
     let mut errors: Vec<String> = loaded.errors.iter().map(|e| e.to_string()).collect();
-    errors.extend(super::render::expand(&mut loaded, &args.input));
+    errors.extend(render_errors);
     let (mut config, config_errors) = super::argocd_config_from(&args.argocd_config);
     errors.extend(config_errors);
     let mut in_input = ArgoCdConfig::from_resources(&loaded.resources, ConfigSource::Input);

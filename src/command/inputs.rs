@@ -5,14 +5,12 @@ use std::sync::Arc;
 
 use crate::cli::InputsArgs;
 use crate::evaluate::{EvaluateOptions, build_inputs};
-use crate::manifest::load_paths;
 
 use super::{Outcome, argocd_config_from, empty_input_error, input_config_problems};
 
 /// Prints a JSON array of input documents, in input order; load errors go to stderr (exit 2).
 pub fn run(args: &InputsArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let mut loaded = load_paths(&args.input.paths);
-    let render_errors = super::render::expand(&mut loaded, &args.input);
+    let (loaded, render_errors) = super::render::load_and_expand(&args.input);
     let (argocd_config, config_errors) = argocd_config_from(&args.argocd_config);
     let mut errors: Vec<String> = loaded.errors.iter().map(ToString::to_string).collect();
     errors.extend(render_errors);

@@ -149,6 +149,79 @@ pub(crate) fn say_missing_tools(rendered: &[Rendered], options: &RenderOptions) 
 /// namespace). Applications a parent rendered that are already in the input are not added
 /// twice. Returns the render errors, one per line, for the report's input errors.
 pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
+    expand_with(loaded, input, &[])
+}
+
+/// The input of the dry-run commands (`check`, `explain`, `inputs`): the paths loaded, and with
+/// `--render` the Applications rendered ([`expand`]). A path inside a Helm chart (a pre-commit
+/// hook passes `apps/templates/web.yaml` of a Helm-of-Applications repository) is not loaded
+/// as a manifest: it stands for the Applications of the checkout that render that chart, or,
+/// when none does, for an Application of the chart's path with its own values (said on stderr;
+/// that one is rendered, not checked as an object). Returns the render errors.
+pub(crate) fn load_and_expand(input: &InputArgs) -> (Loaded, Vec<String>) {
+    if input.render == RenderMode::Never {
+        return (load_paths(&input.paths), Vec::new());
+    }
+    let split = crate::render::chart_paths(&input.paths);
+    if split.charts.is_empty() {
+        let mut loaded = load_paths(&input.paths);
+        let errors = expand(&mut loaded, input);
+        return (loaded, errors);
+    }
+    let mut loaded = if split.manifests.is_empty() {
+        Loaded::default()
+    } else {
+        load_paths(&split.manifests)
+    };
+    let (repos, options) = match prepare(&input.render_flags) {
+        Ok(prepared) => prepared,
+        Err(e) => return (loaded, vec![e]),
+    };
+    let found = crate::render::chart_applications(&split.charts, &repos);
+    let mut errors = found.errors;
+    for app in found.applications {
+        let known = |r: &crate::model::Resource| {
+            r.kind == app.kind && r.name == app.name && r.namespace == app.namespace
+        };
+        // Checked like the file it is in, as if its path had been given.
+        if !loaded.resources.iter().any(known) {
+            loaded.resources.push(app);
+        }
+    }
+    errors.extend(expand(&mut loaded, input));
+    // A chart no Application of the checkout names may be rendered by one that is a template
+    // of another chart (an app-of-apps' child); only a chart nothing renders gets an
+    // Application made for it, rendered but not checked as an object.
+    // One at a time: the Applications one renders may render the next.
+    for chart in found.unrendered {
+        let rendered = loaded
+            .resources
+            .iter()
+            .any(|r| crate::render::renders_chart(r, &repos, &chart.dir));
+        if rendered {
+            continue;
+        }
+        eprintln!(
+            "syncguard: no Application of this checkout renders the Helm chart {}: rendered as \
+             an Application of that path with the chart's own values",
+            chart.path.display()
+        );
+        let Some(made) = chart.application(&options.control_plane_namespace) else {
+            continue;
+        };
+        let mut more = Loaded::default();
+        errors.extend(expand_with(&mut more, input, std::slice::from_ref(&made)));
+        loaded.resources.extend(more.resources);
+    }
+    (loaded, errors)
+}
+
+/// [`expand`], rendering `extra` Applications too without adding them to the input.
+fn expand_with(
+    loaded: &mut Loaded,
+    input: &InputArgs,
+    extra: &[crate::model::Resource],
+) -> Vec<String> {
     if input.render == RenderMode::Never {
         return Vec::new();
     }
@@ -157,7 +230,13 @@ pub(crate) fn expand(loaded: &mut Loaded, input: &InputArgs) -> Vec<String> {
         Err(e) => return vec![e],
     };
     let always = input.render == RenderMode::Always;
-    let expansion = crate::render::expand(&loaded.resources, always, &repos, &options);
+    let expansion = if extra.is_empty() {
+        crate::render::expand(&loaded.resources, always, &repos, &options)
+    } else {
+        let all: Vec<crate::model::Resource> =
+            loaded.resources.iter().chain(extra).cloned().collect();
+        crate::render::expand(&all, always, &repos, &options)
+    };
     let errors = app_errors(&expansion.rendered, always);
     for app in &expansion.rendered {
         say(app);

@@ -15,6 +15,7 @@
 
 mod appset;
 mod directory;
+mod discover;
 mod env;
 mod expand;
 mod helm;
@@ -33,6 +34,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use appset::{clusters_of, is_application_set};
+pub use discover::{
+    ChartApplications, ChartPaths, UnrenderedChart, applications_in, chart_applications,
+    chart_paths, renders_chart,
+};
 pub use env::{AppEnv, EnvInputs};
 pub use expand::{Expansion, expand};
 pub use helm::{parse_kube_version, template_file};
@@ -72,6 +77,17 @@ impl Repos {
     /// The checkout of `url`, when known.
     pub fn dir_for(&self, url: &str) -> Option<&Path> {
         self.find(url).map(|c| c.dir.as_path())
+    }
+
+    /// The checkout `path` lies in (the deepest one), with a URL that names it.
+    pub fn checkout_holding(&self, path: &Path) -> Option<(String, PathBuf)> {
+        let path = std::fs::canonicalize(path).ok()?;
+        self.entries
+            .iter()
+            .filter_map(|c| Some((c, std::fs::canonicalize(&c.dir).ok()?)))
+            .filter(|(_, dir)| path.starts_with(dir))
+            .max_by_key(|(_, dir)| dir.components().count())
+            .map(|(c, dir)| (c.url.clone(), dir))
     }
 
     fn find(&self, url: &str) -> Option<&Checkout> {

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 
 use crate::evaluate::{EvaluateOptions, evaluate};
 use crate::finding::Report;
-use crate::manifest::load_str;
 use crate::model::Resource;
 use crate::plan::{AppSettings, ClusterApis, Plan, PlanInput, plan};
 use crate::policy::PolicySet;
@@ -110,7 +109,7 @@ pub fn judge(g: Gathered, policies: &PolicySet, evaluate_options: &EvaluateOptio
 
 /// Reads, renders and plans the checkout at `dir` (commit `commit`).
 pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
-    let (apps_input, errors) = applications(dir, o.paths);
+    let (apps_input, errors) = crate::render::applications_in(dir, o.paths);
     let mut repos = Repos::default();
     for (url, other) in o.other_repos {
         repos.add(
@@ -181,78 +180,6 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
         apps,
         objects: all,
         errors,
-    }
-}
-
-/// The Applications and ApplicationSets under `paths` of the checkout, read from every YAML/JSON
-/// file that mentions `Application`, with paths relative to the checkout. A file that does not
-/// parse is an error when it looks like an Application manifest and is not a template (`{{`).
-fn applications(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<String>) {
-    let mut files = Vec::new();
-    for p in paths {
-        // Only paths of the repository: an absolute one would read the working tree.
-        if p.is_absolute() {
-            continue;
-        }
-        let full = dir.join(p);
-        if full.is_dir() {
-            walk(&full, &mut files);
-        } else if full.is_file() {
-            files.push(full);
-        }
-    }
-    files.sort();
-    files.dedup();
-    let mut resources = Vec::new();
-    let mut errors = Vec::new();
-    for f in files {
-        let Ok(text) = std::fs::read_to_string(&f) else {
-            continue;
-        };
-        if !text.contains("Application") {
-            continue;
-        }
-        let label = f
-            .strip_prefix(dir)
-            .unwrap_or(&f)
-            .to_string_lossy()
-            .replace('\\', "/");
-        let loaded = load_str(&label, &text);
-        let wanted = |r: &Resource| {
-            Application::from_resource(r).is_some() || crate::render::is_application_set(r)
-        };
-        if loaded.resources.iter().any(wanted) {
-            errors.extend(loaded.errors.iter().map(ToString::to_string));
-            resources.extend(loaded.resources.into_iter().filter(|r| wanted(r)));
-        } else if !loaded.errors.is_empty()
-            && !text.contains("{{")
-            && (text.contains("kind: Application") || text.contains("kind: ApplicationSet"))
-        {
-            // A broken Application file (a Helm template that mentions Applications is not).
-            errors.extend(loaded.errors.iter().map(ToString::to_string));
-        }
-    }
-    (resources, errors)
-}
-
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let path = e.path();
-        let name = e.file_name();
-        if name == ".git" {
-            continue;
-        }
-        if path.is_dir() {
-            walk(&path, out);
-        } else if path
-            .extension()
-            .is_some_and(|x| x == "yaml" || x == "yml" || x == "json")
-        {
-            out.push(path);
-        }
     }
 }
 
