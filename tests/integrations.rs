@@ -364,10 +364,8 @@ fn the_review_step_writes_every_file_and_its_exit_code() {
 }
 
 #[test]
-fn the_gitlab_job_reviews_posts_its_note_and_fails_on_the_new_finding() {
-    let Some((helm, kustomize)) = tools() else {
-        return;
-    };
+fn the_gitlab_job_installs_the_release_reviews_posts_its_note_and_fails_on_the_new_finding() {
+    let Some(release) = release() else { return };
     if python().is_none() {
         return;
     }
@@ -376,10 +374,18 @@ fn the_gitlab_job_reviews_posts_its_note_and_fails_on_the_new_finding() {
         "GET" => (200, json!([])),
         _ => (201, json!({"id": 1})),
     }));
+    let installed = tempfile::tempdir().expect("temp");
+    // No SYNCGUARD and no render tools given: the job installs them from the release stand-in,
+    // and may not build (prebuilt-only).
     let env = [
-        ("SYNCGUARD", env!("CARGO_BIN_EXE_syncguard").to_string()),
-        ("SYNCGUARD_HELM", helm.display().to_string()),
-        ("SYNCGUARD_KUSTOMIZE", kustomize.display().to_string()),
+        ("SYNCGUARD_VERSION", RELEASE_VERSION.to_string()),
+        ("SYNCGUARD_RELEASE_URL", release.url.clone()),
+        ("SYNCGUARD_INSTALL", "prebuilt-only".into()),
+        ("SYNCGUARD_INSTALL_RENDER_TOOLS", "true".into()),
+        (
+            "SYNCGUARD_INSTALL_DIR",
+            installed.path().display().to_string(),
+        ),
         ("SYNCGUARD_PATHS", "apps/children/web.yaml".into()),
         ("CI_MERGE_REQUEST_DIFF_BASE_SHA", base),
         ("CI_PROJECT_DIR", repo.path().display().to_string()),
@@ -540,4 +546,330 @@ fn the_pre_commit_hook_checks_the_changed_applications() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("SG201"));
+}
+
+/// A release as `scripts/package-release.sh` packs it (the syncguard under test, the real render
+/// tools), served over HTTP from loopback: the stand-in for the GitHub release the Action and the
+/// GitLab job install from. Packed once for the whole file.
+struct Release {
+    dir: PathBuf,
+    url: String,
+}
+
+const RELEASE_VERSION: &str = "9.9.9";
+
+fn release() -> Option<&'static Release> {
+    static RELEASE: std::sync::OnceLock<Option<Release>> = std::sync::OnceLock::new();
+    RELEASE
+        .get_or_init(|| {
+            let (helm, kustomize) = tools()?;
+            let jsonnet = render_support::jsonnet_tool()?;
+            // Kept for the life of the test process: every test of this file may install from it.
+            let place = tempfile::tempdir().expect("temp").keep();
+            let tools_dir = place.join("tools");
+            std::fs::create_dir_all(&tools_dir).expect("tools dir");
+            for (name, path) in [
+                ("helm", &helm),
+                ("kustomize", &kustomize),
+                ("jsonnet", &jsonnet),
+            ] {
+                std::os::unix::fs::symlink(path, tools_dir.join(name)).expect("symlink");
+            }
+            let dir = place.join("assets");
+            let out = Command::new("bash")
+                .arg(root().join("scripts/package-release.sh"))
+                .args(["--binary", env!("CARGO_BIN_EXE_syncguard")])
+                .arg("--render-tools")
+                .arg(&tools_dir)
+                .arg("--out")
+                .arg(&dir)
+                .args(["--version", RELEASE_VERSION])
+                .env("SOURCE_DATE_EPOCH", "0")
+                .output()
+                .expect("package-release.sh runs");
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let url = serve_files(dir.clone());
+            Some(Release { dir, url })
+        })
+        .as_ref()
+}
+
+/// A static file server on loopback: GET /NAME answers the file NAME of `dir`, else 404.
+fn serve_files(dir: PathBuf) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let dir = dir.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut line = String::new();
+                if reader.read_line(&mut line).is_err() {
+                    return;
+                }
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                        break;
+                    }
+                }
+                let path = line.split_whitespace().nth(1).unwrap_or("/");
+                let name = path.trim_start_matches('/');
+                let body = (!name.contains('/') && !name.is_empty())
+                    .then(|| std::fs::read(dir.join(name)).ok())
+                    .flatten();
+                let (status, body) = match body {
+                    Some(b) => ("200 OK", b),
+                    None => ("404 Not Found", b"not found".to_vec()),
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    url
+}
+
+/// `integrations/install.sh` with `env` and nothing else of this process's environment but a
+/// PATH without cargo (so a test can tell a download from a build).
+fn install(env: &[(&str, String)]) -> (Output, String) {
+    let dir = tempfile::tempdir().expect("temp");
+    let github_env = dir.path().join("github-env");
+    // The job runs in the user's checkout; the files go elsewhere.
+    let checkout = dir.path().join("checkout");
+    std::fs::create_dir(&checkout).expect("checkout");
+    let mut c = Command::new("bash");
+    c.arg(root().join("integrations/install.sh"))
+        .current_dir(&checkout)
+        .env_clear()
+        .env("PATH", "/usr/local/bin:/usr/bin:/bin")
+        .env("HOME", dir.path())
+        .env("GITHUB_ENV", &github_env)
+        .env("SYNCGUARD_INSTALL_DIR", dir.path().join("installed"));
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("bash runs");
+    let written = std::fs::read_to_string(&github_env).unwrap_or_default();
+    // The files live in the temp dir; keep it for the caller's later runs of what was installed.
+    let _ = dir.keep();
+    (out, written)
+}
+
+fn var<'a>(written: &'a str, name: &str) -> &'a str {
+    written
+        .lines()
+        .find_map(|l| l.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("{name} not written: {written}"))
+}
+
+#[test]
+fn the_action_installs_the_prebuilt_release_and_its_render_tools_without_building() {
+    let Some(release) = release() else { return };
+    let (out, written) = install(&[
+        ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
+        ("SYNCGUARD_RELEASE_URL", release.url.clone()),
+        ("SYNCGUARD_INSTALL", "prebuilt-only".into()),
+        ("INSTALL_RENDER_TOOLS", "true".into()),
+    ]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("checksum verified"), "{log}");
+    assert!(!log.contains("building"), "{log}");
+    let bin = var(&written, "SYNCGUARD");
+    let version = Command::new(bin).arg("--version").output().expect("runs");
+    assert!(version.status.success());
+    // The installed binary is the packed one, byte for byte.
+    assert_eq!(
+        std::fs::read(bin).expect("installed"),
+        std::fs::read(env!("CARGO_BIN_EXE_syncguard")).expect("built")
+    );
+    for (name, args) in [
+        ("SYNCGUARD_HELM", &["version", "--short"][..]),
+        ("SYNCGUARD_KUSTOMIZE", &["version"][..]),
+        ("SYNCGUARD_JSONNET", &["--version"][..]),
+    ] {
+        let ran = Command::new(var(&written, name)).args(args).output();
+        assert!(ran.is_ok_and(|o| o.status.success()), "{name} does not run");
+    }
+    // Packing is reproducible: the same binaries give the same SHA256SUMS.
+    let again = tempfile::tempdir().expect("temp");
+    let tools_dir = release.dir.parent().expect("place").join("tools");
+    let repack = Command::new("bash")
+        .arg(root().join("scripts/package-release.sh"))
+        .args(["--binary", env!("CARGO_BIN_EXE_syncguard")])
+        .arg("--render-tools")
+        .arg(&tools_dir)
+        .arg("--out")
+        .arg(again.path())
+        .args(["--version", RELEASE_VERSION])
+        .env("SOURCE_DATE_EPOCH", "0")
+        .output()
+        .expect("package-release.sh runs");
+    assert!(repack.status.success());
+    assert_eq!(
+        std::fs::read_to_string(again.path().join("SHA256SUMS")).expect("sums"),
+        std::fs::read_to_string(release.dir.join("SHA256SUMS")).expect("sums")
+    );
+}
+
+#[test]
+fn a_replaced_asset_or_a_wrong_pin_is_refused_and_never_rebuilt() {
+    let Some(release) = release() else { return };
+    // A copy of the release whose syncguard asset was replaced after SHA256SUMS was written.
+    let forged = tempfile::tempdir().expect("temp");
+    for entry in std::fs::read_dir(&release.dir).expect("assets") {
+        let entry = entry.expect("entry");
+        std::fs::copy(entry.path(), forged.path().join(entry.file_name())).expect("copy");
+    }
+    let asset = format!(
+        "syncguard-{RELEASE_VERSION}-{}-unknown-linux-gnu.tar.gz",
+        std::env::consts::ARCH
+    );
+    std::fs::write(forged.path().join(&asset), b"not the release").expect("forge");
+    let url = serve_files(forged.path().to_path_buf());
+    let (out, written) = install(&[
+        ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
+        ("SYNCGUARD_RELEASE_URL", url),
+        // Even when building is allowed, a checksum mismatch is an alarm, not a fallback.
+        ("SYNCGUARD_INSTALL", "prebuilt".into()),
+    ]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(log.contains(&format!("{asset}: sha256")), "{log}");
+    assert!(log.contains("refusing"), "{log}");
+    assert!(!written.contains("SYNCGUARD="), "{written}");
+
+    // The real release, but the workflow pins another checksum.
+    let (out, _) = install(&[
+        ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
+        ("SYNCGUARD_RELEASE_URL", release.url.clone()),
+        ("SYNCGUARD_SHA256", "0".repeat(64)),
+    ]);
+    let log = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{log}");
+    assert!(log.contains("SYNCGUARD_SHA256 pins"), "{log}");
+}
+
+#[test]
+fn an_unreachable_release_is_exit_2_when_nothing_can_be_built() {
+    // A port nothing listens on.
+    let closed = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}", closed.local_addr().expect("addr"));
+    drop(closed);
+    for mode in ["prebuilt-only", "prebuilt"] {
+        // PATH has no cargo, so the prebuilt mode's fallback cannot build either.
+        let (out, _) = install(&[
+            ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
+            ("SYNCGUARD_RELEASE_URL", url.clone()),
+            ("SYNCGUARD_INSTALL", mode.into()),
+        ]);
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{mode}: {log}");
+        assert!(
+            log.contains("cannot be fetched") || log.contains("no cargo"),
+            "{mode}: {log}"
+        );
+    }
+}
+
+/// A repository whose Applications are a Helm chart (`helm-apps/templates/*.yaml`, templates
+/// with `{{ }}`, not manifests): the hook passes a changed template, which stands for its chart;
+/// no Application of the checkout renders that chart, so it is rendered with its own values, and
+/// the Applications it renders are rendered and checked in turn.
+#[test]
+fn the_pre_commit_hook_checks_a_helm_chart_of_applications() {
+    let Some((helm, kustomize)) = tools() else {
+        return;
+    };
+    let (repo, _, _) = repository(true);
+    let root = repo.path();
+    let files = [
+        (
+            "helm-apps/Chart.yaml",
+            "apiVersion: v2\nname: helm-apps\nversion: 1.0.0\n".to_string(),
+        ),
+        (
+            "helm-apps/values.yaml",
+            format!("repoURL: {}\nrelease: shopfront\n", render_support::REPO_URL),
+        ),
+        (
+            "helm-apps/templates/web.yaml",
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: web2, namespace: argocd}\n\
+             spec:\n  project: default\n  destination: {server: https://kubernetes.default.svc, namespace: shop}\n\
+             \x20 source:\n    repoURL: {{ .Values.repoURL }}\n    path: charts/web\n    helm: {releaseName: {{ .Values.release }}}\n"
+                .to_string(),
+        ),
+    ];
+    for (path, text) in &files {
+        let p = root.join(path);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+    let entry: Vec<String> = yaml(".pre-commit-hooks.yaml")[0]["entry"]
+        .as_str()
+        .expect("entry")
+        .split_whitespace()
+        .map(str::to_string)
+        .collect();
+    let out = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(&entry[1..])
+        .arg("helm-apps/templates/web.yaml")
+        .current_dir(root)
+        .env("SYNCGUARD_HELM", &helm)
+        .env("SYNCGUARD_KUSTOMIZE", &kustomize)
+        .output()
+        .expect("the hook's entry runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // The head's chart has the PreSync hook that waits for a later Secret: found through the
+    // chart of Applications, with no load error for the template.
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("SG201"), "{stdout}");
+    assert!(stdout.contains("shopfront-seed"), "{stdout}");
+    assert!(!stdout.contains("invalid YAML"), "{stdout}");
+    assert!(
+        stderr.contains("no Application of this checkout renders the Helm chart helm-apps"),
+        "{stderr}"
+    );
+    // With the root Application that renders it, that one is used (its values win).
+    std::fs::write(
+        root.join("helm-apps-root.yaml"),
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: apps-root, namespace: argocd}}\n\
+             spec:\n  project: default\n  destination: {{server: https://kubernetes.default.svc, namespace: argocd}}\n\
+             \x20 source:\n    repoURL: {}\n    path: helm-apps\n    helm: {{values: 'release: rooted'}}\n",
+            render_support::REPO_URL
+        ),
+    )
+    .expect("root");
+    let out = Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .args(&entry[1..])
+        .arg("helm-apps/templates/web.yaml")
+        .current_dir(root)
+        .env("SYNCGUARD_HELM", &helm)
+        .env("SYNCGUARD_KUSTOMIZE", &kustomize)
+        .output()
+        .expect("the hook's entry runs");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(stdout.contains("rooted-seed"), "{stdout}");
+    assert!(
+        !stderr.contains("no Application of this checkout"),
+        "{stderr}"
+    );
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GitLab job of integrations/gitlab/syncguard-review.yml: build syncguard (unless SYNCGUARD
+# The GitLab job of integrations/gitlab/syncguard-review.yml: install syncguard (unless SYNCGUARD
 # names a binary), review the merge request (integrations/review.sh), post or update the one
 # merge-request note when SYNCGUARD_GITLAB_TOKEN is set, and end with the review's exit code.
 # The Code Quality report and the other files are in $SYNCGUARD_OUT_DIR (default .syncguard/).
@@ -8,14 +8,14 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 export SYNCGUARD_OUT_DIR="${SYNCGUARD_OUT_DIR:-${CI_PROJECT_DIR:-$PWD}/.syncguard}"
 
-if [[ -z "${SYNCGUARD:-}" ]]; then
-    echo "job: building syncguard from $HERE ..."
-    cargo build --release --locked --manifest-path "$HERE/Cargo.toml" --bin syncguard
-    export SYNCGUARD="${CARGO_TARGET_DIR:-$HERE/target}/release/syncguard"
-fi
-if [[ "${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" == true ]]; then
-    "$HERE/scripts/install-render-tools.sh"
-    export SYNCGUARD_HELM="$HERE/.tools/render-bin/helm" SYNCGUARD_KUSTOMIZE="$HERE/.tools/render-bin/kustomize"
+# syncguard (and with SYNCGUARD_INSTALL_RENDER_TOOLS=true helm, kustomize and jsonnet) from the
+# prebuilt, checksum-verified release assets (integrations/install.sh), unless SYNCGUARD names a
+# binary; building from source is only the fallback.
+if [[ -z "${SYNCGUARD:-}" || "${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" == true ]]; then
+    installed="$(SYNCGUARD_BIN="${SYNCGUARD:-}" INSTALL_RENDER_TOOLS="${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" GITHUB_ENV= "$HERE/integrations/install.sh")"
+    while IFS='=' read -r name value; do
+        [[ -n "$name" ]] && export "$name=$value"
+    done <<<"$installed"
 fi
 
 "$HERE/integrations/review.sh"
