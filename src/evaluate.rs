@@ -32,7 +32,7 @@ use crate::model::argo::{SyncFacts, SyncPhase};
 use crate::model::argocd_config::{ArgoCdConfig, ConfigSource, health_check_name};
 use crate::model::diff::{self, ApplyMode};
 use crate::model::governed::governed;
-use crate::model::ownership::{namespace_guests, same_source, shared_claims};
+use crate::model::ownership::{Tell, namespace_guests, same_source, shared_claims};
 use crate::model::refs::is_cluster_scoped;
 use crate::model::refs::{OwnedResourceIndex, Reference, Resolution, produces, resolve_all};
 use crate::model::validity::{self, CrdIndex};
@@ -320,6 +320,13 @@ fn map_inputs<T: Send>(
                 .insert(key.into(), json!(apps));
         }
     };
+    // A whole input tells each conflict between Applications once; admission judges one
+    // object, which must carry it.
+    let tell = if only.is_some() {
+        Tell::EachCopy
+    } else {
+        Tell::Once
+    };
     if !whole {
         let default_namespace = options
             .destination_namespace
@@ -327,7 +334,7 @@ fn map_inputs<T: Send>(
             .or_else(|| inferred_destination(resources))
             .unwrap_or_else(|| "default".to_string());
         add(
-            shared_claims(resources, &groups, &default_namespace),
+            shared_claims(resources, &groups, &default_namespace, tell),
             "also_rendered_by",
         );
         add(
@@ -335,7 +342,7 @@ fn map_inputs<T: Send>(
             "namespace_hosts",
         );
     }
-    add(same_source(resources), "same_source_as");
+    add(same_source(resources, tell), "same_source_as");
     let mut outputs: Vec<Option<T>> = std::iter::repeat_with(|| None)
         .take(resources.len())
         .collect();

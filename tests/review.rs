@@ -808,6 +808,10 @@ fn sigterm_removes_the_worktrees_temp_dirs_and_running_renders() {
     let root = dir.path().join("repo");
     std::fs::create_dir(&root).expect("mkdir");
     git(&root, &["init", "-q", "-b", "main"]);
+    git(
+        &root,
+        &["remote", "add", "origin", "https://example.com/gitops"],
+    );
     write(
         &root,
         "apps/web.yaml",
@@ -841,7 +845,7 @@ fn sigterm_removes_the_worktrees_temp_dirs_and_running_renders() {
         .expect("chmod");
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).expect("tmp");
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
         .current_dir(&root)
         .args(["review", "--base", &base, "apps/", "--helm"])
         .arg(&helm)
@@ -856,6 +860,13 @@ fn sigterm_removes_the_worktrees_temp_dirs_and_running_renders() {
             std::time::Instant::now() < deadline,
             "the render never started"
         );
+        if let Ok(Some(status)) = child.try_wait() {
+            let mut err = String::new();
+            if let Some(mut e) = child.stderr.take() {
+                let _ = std::io::Read::read_to_string(&mut e, &mut err);
+            }
+            panic!("the review ended ({status}) before its render started: {err}");
+        }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     let sleeper: i32 = std::fs::read_to_string(&started)

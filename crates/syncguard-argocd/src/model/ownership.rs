@@ -15,12 +15,24 @@ use crate::model::Resource;
 use crate::model::app::{AppGroup, is_application};
 use crate::model::refs::is_cluster_scoped;
 
+/// How often one conflict between Applications is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tell {
+    /// On every Application's copy: admission judges one object at a time, and the copy it
+    /// judges must carry the fact.
+    EachCopy,
+    /// Once, on the copy of the Application first by name, naming all the others: a check or
+    /// review of the whole input reports one finding per conflict, not one per Application.
+    Once,
+}
+
 /// For each object claimed by more than one Application of the input: the names of the
-/// *other* Applications that render it, sorted.
+/// *other* Applications that render it, sorted ([`Tell`] says on which copies).
 pub fn shared_claims(
     resources: &[Resource],
     groups: &[AppGroup],
     default_namespace: &str,
+    tell: Tell,
 ) -> HashMap<usize, Vec<String>> {
     type Claim = (String, String, usize); // app, cluster ("" unknown), object index
     let mut by_identity: HashMap<(String, String, String, String), BTreeSet<Claim>> =
@@ -58,7 +70,13 @@ pub fn shared_claims(
     }
     let mut out: HashMap<usize, Vec<String>> = HashMap::new();
     for claims in by_identity.values() {
+        // Claims are ordered by Application name: with `Once`, the first claim that meets
+        // another one carries the finding.
+        let told = out.len();
         for (app, cluster, i) in claims {
+            if tell == Tell::Once && out.len() > told {
+                break;
+            }
             let others = claims.iter().filter(|(other, other_cluster, _)| {
                 other != app
                     && (cluster.is_empty() || other_cluster.is_empty() || cluster == other_cluster)
@@ -118,11 +136,42 @@ mod tests {
             obj("ConfigMap", "settings", Some("other")),
         ];
         let groups = vec![group("a", vec![0, 2]), group("b", vec![1, 3, 4])];
-        let shared = shared_claims(&objects, &groups, "shop");
+        let shared = shared_claims(&objects, &groups, "shop", Tell::EachCopy);
         assert_eq!(shared.get(&0), Some(&vec!["b".to_string()]));
         assert_eq!(shared.get(&1), Some(&vec!["a".to_string()]));
         assert_eq!(shared.get(&3), Some(&vec!["a".to_string()]));
         assert_eq!(shared.get(&4), None);
+        // Once: a's copies carry the conflict, naming b; b's carry nothing.
+        let once = shared_claims(&objects, &groups, "shop", Tell::Once);
+        assert_eq!(once.get(&0), Some(&vec!["b".to_string()]));
+        assert_eq!(once.get(&2), Some(&vec!["b".to_string()]));
+        assert_eq!(once.get(&1), None);
+        assert_eq!(once.get(&3), None);
+        assert_eq!(once.len(), 2);
+    }
+
+    #[test]
+    fn a_namespace_two_applications_render_has_no_single_owner_to_warn_about() {
+        let objects = vec![
+            obj("Namespace", "shop", None),
+            obj("ConfigMap", "a-cfg", None),
+            obj("Namespace", "shop", None),
+            obj("ConfigMap", "b-cfg", None),
+            obj("ConfigMap", "c-cfg", Some("shop")),
+            obj("Namespace", "solo", None),
+            obj("ConfigMap", "c-solo", Some("solo")),
+        ];
+        let groups = vec![
+            group("a", vec![0, 1]),
+            group("b", vec![2, 3]),
+            group("c", vec![4, 6]),
+            group("d", vec![5]),
+        ];
+        let guests = namespace_guests(&objects, &groups, "shop");
+        // shop is shared (SG403's first case says so); solo has one owner and a guest.
+        assert_eq!(guests.get(&0), None);
+        assert_eq!(guests.get(&2), None);
+        assert_eq!(guests.get(&5), Some(&vec!["c".to_string()]));
     }
 }
 
@@ -150,6 +199,12 @@ pub fn namespace_guests(
         }
     }
     let mut out: HashMap<usize, Vec<String>> = HashMap::new();
+    // A Namespace two Applications render has no one owner whose deletion takes the others'
+    // objects with it: it is a shared object, told as such (`shared_claims`), not twice more.
+    owners.retain(|_, claims| {
+        let first = claims.first().map(|(_, app)| *app);
+        claims.iter().all(|(_, app)| Some(*app) == first)
+    });
     if owners.is_empty() {
         return out;
     }
@@ -185,7 +240,7 @@ pub fn namespace_guests(
 /// source (repository, path or chart, revision) and the same destination. Both render the same
 /// objects into the same place — unless a Helm chart names its objects after the release, which
 /// is the Application's name by default (the caller says so).
-pub fn same_source(resources: &[Resource]) -> HashMap<usize, Vec<String>> {
+pub fn same_source(resources: &[Resource], tell: Tell) -> HashMap<usize, Vec<String>> {
     let mut by_key: HashMap<String, Vec<(usize, &str)>> = HashMap::new();
     for (i, r) in resources.iter().enumerate() {
         if !is_application(r) {
@@ -214,7 +269,11 @@ pub fn same_source(resources: &[Resource]) -> HashMap<usize, Vec<String>> {
     }
     let mut out = HashMap::new();
     for apps in by_key.values().filter(|a| a.len() > 1) {
+        let first = apps.iter().map(|(_, n)| *n).min();
         for (i, name) in apps {
+            if tell == Tell::Once && Some(*name) != first {
+                continue;
+            }
             let mut others: Vec<String> = apps
                 .iter()
                 .filter(|(_, n)| n != name)
@@ -248,10 +307,13 @@ mod more_tests {
     #[test]
     fn applications_with_one_source_and_destination_render_the_same_objects() {
         let apps = vec![app("a", "chart"), app("b", "chart"), app("c", "other")];
-        let same = same_source(&apps);
+        let same = same_source(&apps, Tell::EachCopy);
         assert_eq!(same.get(&0), Some(&vec!["b".to_string()]));
         assert_eq!(same.get(&1), Some(&vec!["a".to_string()]));
         assert_eq!(same.get(&2), None);
+        let once = same_source(&apps, Tell::Once);
+        assert_eq!(once.get(&0), Some(&vec!["b".to_string()]));
+        assert_eq!(once.len(), 1);
     }
 
     #[test]
