@@ -103,9 +103,9 @@ _missing_msg := sprintf(
 #    object's dry-run meets the CRD depends on which Application syncs first, and only an
 #    app-of-apps orders them (the sync-waves of the Application objects in one parent), and a
 #    parent's waves wait for its children only when argocd-cm gives Applications a health check
-#    (SG208): installed by an earlier wave that is waited for, nothing to say; by a later wave,
-#    the first sync on a new cluster fails (medium); in the same wave, or an earlier one not
-#    waited for, both sync at once (low); in no known order, info.
+#    (SG208): installed by an earlier wave that is waited for, nothing to say; by a later wave
+#    that waits, the first sync on a new cluster fails (medium); in the same wave, or in an
+#    earlier or later one when waves do not wait, both sync at once (low); in no known order, info.
 violations contains {"msg": msg, "path": _via(ref), "severity": severity} if {
 	input.refs != []
 	input.sync.phases != []
@@ -130,10 +130,11 @@ violations contains {"msg": msg, "path": _via(ref), "severity": severity} if {
 	)
 }
 
-_other_app_severity := {"after": "medium", "same_wave": "low", "before_unwaited": "low", "unknown": "info"}
+_other_app_severity := {"after": "medium", "after_unwaited": "low", "same_wave": "low", "before_unwaited": "low", "unknown": "info"}
 
 _other_app_order := {
 	"after": "and the app-of-apps syncs that Application after this one (its Application object has a later sync-wave in the same parent), so on a new cluster this Application syncs first.",
+	"after_unwaited": "in a later sync-wave of the app-of-apps, but argocd-cm gives Applications no health check (resource.customizations.health.argoproj.io_Application), so the parent applies both waves at once (SG208) and on a new cluster this Application may sync before the CRD exists.",
 	"same_wave": "and the app-of-apps syncs both in the same sync-wave, at the same time, so on a new cluster this Application may sync before the CRD exists.",
 	"before_unwaited": "in an earlier sync-wave of the app-of-apps, but argocd-cm gives Applications no health check (resource.customizations.health.argoproj.io_Application), so the parent starts the next wave as soon as that Application object is applied, without waiting for it to sync (SG208): on a new cluster both may sync at once.",
 	"unknown": "and nothing in the input orders the two Applications (no app-of-apps holds both), so on a new cluster this one may sync first.",
@@ -141,6 +142,7 @@ _other_app_order := {
 
 _other_app_fix := {
 	"after": sprintf("give that Application a lower sync-wave than this one in the app-of-apps, or add %s (%s).", [_skip_option, _skip_where]),
+	"after_unwaited": sprintf("give that Application a lower sync-wave than this one in the app-of-apps and add the Application health check to argocd-cm, or add %s (%s).", [_skip_option, _skip_where]),
 	"same_wave": sprintf("give that Application a lower sync-wave than this one in the app-of-apps, or add %s (%s).", [_skip_option, _skip_where]),
 	"before_unwaited": sprintf("add the Application health check to argocd-cm so that the app-of-apps waits for each wave, or add %s (%s).", [_skip_option, _skip_where]),
 	"unknown": sprintf("nothing, if that Application is synced first already; otherwise hold both in an app-of-apps with the CRD's Application in a lower sync-wave, or add %s (%s).", [_skip_option, _skip_where]),

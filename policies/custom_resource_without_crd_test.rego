@@ -415,6 +415,13 @@ test_a_crd_from_an_application_synced_later_is_medium_and_names_it if {
 	contains(f.msg, "give that Application a lower sync-wave than this one")
 }
 
+test_a_crd_from_a_later_wave_nobody_waits_for_is_low if {
+	v := rule.violations with input as review(certificate, facts([]), [other_app_ref("after_unwaited")], "check")
+	{f.severity | some f in v} == {"low"}
+	some f in v
+	contains(f.msg, "applies both waves at once")
+}
+
 test_a_crd_from_an_application_of_the_same_wave_is_low if {
 	v := rule.violations with input as review(certificate, facts([]), [other_app_ref("same_wave")], "check")
 	{f.severity | some f in v} == {"low"}

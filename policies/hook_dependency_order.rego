@@ -104,6 +104,42 @@ violations contains object.union({"msg": msg, "path": _via(ref)}, _missing_grade
 	msg := _missing_msg(ref)
 }
 
+# 4. Not in this Application, but another Application of the input renders it (`review`, `check
+# --render`: resolution other_app, with that Application and the order the app-of-apps gives the
+# two). The hook's pod waits for it (the kubelet retries), so what matters is whether that
+# Application can sync while this one's hook waits. It syncs first (an earlier wave that is
+# waited for): nothing to say. A later wave that is waited for: the parent waits for this
+# Application to be Healthy before it syncs the other, and this one waits in its hook for the
+# other's object, so on a new cluster neither ever finishes (high; where the object exists already,
+# as on a cluster synced before, the hook runs). Both at about once (the same wave, or waves that
+# are not waited for): the hook waits until the other has synced (low). No order known: info.
+# Each rests on the object not existing yet (a new cluster), so each is a warning, never a deny.
+violations contains {"msg": msg, "path": _via(ref), "severity": severity, "action": "warn"} if {
+	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs)
+	input.sync.is_hook == true
+	input.refs != []
+	some ref in _needed_refs
+	target := _target(ref)
+	target.resolution == "other_app"
+	ref.role != "namespace"
+	some order, severity in _other_app_severity
+	object.get(target, "order", "") == order
+	msg := sprintf(
+		"%s, a hook at %s, needs %s, which is not in this Application: Application %s renders it, %s",
+		[_subject, _hook_where, _ref_label(ref), _str(target, "app"), _other_app_says[order]],
+	)
+}
+
+_other_app_severity := {"after": "high", "after_unwaited": "low", "same_wave": "low", "before_unwaited": "low", "unknown": "info"}
+
+_other_app_says := {
+	"after": "and the app-of-apps syncs that Application in a later sync-wave, which it starts only when this Application is Healthy. On a new cluster the hook's pod waits for an object that comes only after the hook has finished: this sync never ends and the later wave never starts. Fix: give that Application a lower sync-wave than this one, or move the object into this Application before the hook.",
+	"after_unwaited": "in a later sync-wave of the app-of-apps, but argocd-cm gives Applications no health check, so the parent applies both waves at once (SG208): on a new cluster the hook's pod waits until that Application has synced, and the hook fails if it has a deadline shorter than that. Fix, if the wait matters: give that Application a lower sync-wave than this one and add the Application health check to argocd-cm.",
+	"same_wave": "and the app-of-apps syncs both in the same sync-wave: on a new cluster the hook's pod waits until that Application has synced, and the hook fails if it has a deadline shorter than that. Fix, if the wait matters: give that Application a lower sync-wave than this one.",
+	"before_unwaited": "in an earlier sync-wave of the app-of-apps, but argocd-cm gives Applications no health check, so the parent does not wait for it (SG208): on a new cluster the hook's pod may wait until that Application has synced. Fix, if the wait matters: add the Application health check to argocd-cm.",
+	"unknown": "and nothing in the input orders the two Applications (no app-of-apps holds both). If that Application has synced before, the object exists and the hook runs; on a new cluster the hook's pod waits until it has. Nothing to do if that Application is synced first already; otherwise hold both in an app-of-apps with that Application in a lower sync-wave.",
+}
+
 # A missing target is proven missing when the user declared the input complete, or in the audit
 # (the reconciler looked in the cluster: what exists there is `live`, not `missing`).
 _missing_proven if object.get(_context, "complete", false) == true

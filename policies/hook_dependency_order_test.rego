@@ -433,3 +433,43 @@ test_meta_follows_the_contract if {
 	count(rule.meta.title) > 0
 	count(rule.meta.why) > 0
 }
+
+# 4. Another Application of the input renders the Secret.
+other_app_secret_input(order) := review(
+	migration_job, hook_facts("PreSync", 5), plan([task("PreSync", 5, 0)]),
+	[object.union(produced_secret([]), {"target": {"resolution": "other_app", "app": "platform-secrets", "order": order}})],
+)
+
+test_a_secret_from_an_application_synced_first_is_fine if {
+	count(rule.violations) == 0 with input as other_app_secret_input("before")
+}
+
+test_a_secret_from_a_later_waited_wave_is_a_deadlock_named_high if {
+	v := rule.violations with input as other_app_secret_input("after")
+	count(v) == 1
+	some x in v
+	x.severity == "high"
+	x.action == "warn"
+	x.path == secret_via
+	startswith(x.msg, "Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, which is not in this Application: Application platform-secrets renders it")
+	contains(x.msg, "this sync never ends and the later wave never starts")
+}
+
+test_a_secret_from_an_application_syncing_at_about_the_same_time_is_low if {
+	every order in ["after_unwaited", "same_wave", "before_unwaited"] {
+		v := rule.violations with input as other_app_secret_input(order)
+		{[x.severity, x.action] | some x in v} == {["low", "warn"]}
+	}
+}
+
+test_a_secret_from_an_application_in_no_known_order_is_info if {
+	v := rule.violations with input as other_app_secret_input("unknown")
+	{x.severity | some x in v} == {"info"}
+	some x in v
+	contains(x.msg, "nothing in the input orders the two Applications")
+}
+
+test_a_namespace_from_another_application_is_not_a_hook_finding if {
+	r := review(migration_job, hook_facts("PreSync", 5), plan([task("PreSync", 5, 0)]), [namespace_ref("other_app")])
+	count(rule.violations) == 0 with input as r
+}

@@ -288,3 +288,54 @@ fn a_crd_another_application_installs_is_found_and_judged_by_the_order_of_the_tw
     assert!(unwaited[0].0.contains("Low"), "{unwaited:?}");
     assert!(unwaited[0].1.contains("no health check"), "{unwaited:?}");
 }
+
+/// An app-of-apps `root` holding `secrets` (a Secret) and `web` (a PreSync Job that reads it),
+/// the Application objects at the given waves, with or without the Application health check.
+fn hook_and_secret(waves: (i64, i64), health: bool) -> Vec<syncguard::model::Resource> {
+    let app = |name: &str, wave: i64| {
+        format!(
+            "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata:\n  name: {name}\n  namespace: argocd\n  annotations:\n    argocd.argoproj.io/sync-wave: \"{wave}\"\n    argocd.argoproj.io/tracking-id: root:argoproj.io/Application:argocd/{name}\nspec:\n  project: default\n  destination: {{server: https://kubernetes.default.svc, namespace: shop}}\n  source: {{repoURL: https://git.example.com/r.git, path: {name}}}\n"
+        )
+    };
+    let mut docs = vec![
+        app("secrets", waves.0),
+        app("web", waves.1),
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\n  namespace: shop\n  annotations: {argocd.argoproj.io/tracking-id: \"secrets:/Secret:shop/db\"}\nstringData: {p: x}\n".to_string(),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  namespace: shop\n  annotations:\n    argocd.argoproj.io/hook: PreSync\n    argocd.argoproj.io/hook-delete-policy: BeforeHookCreation\n    argocd.argoproj.io/tracking-id: \"web:batch/Job:shop/migrate\"\nspec:\n  backoffLimit: 1\n  activeDeadlineSeconds: 300\n  template:\n    spec:\n      restartPolicy: Never\n      containers: [{name: m, image: 'busybox:1.36', envFrom: [{secretRef: {name: db}}]}]\n".to_string(),
+    ];
+    if health {
+        docs.push("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: argocd-cm, namespace: argocd}\ndata:\n  resource.customizations.health.argoproj.io_Application: |\n    hs = {status = \"Healthy\"}\n    return hs\n".to_string());
+    }
+    let loaded = load_str("repo.yaml", &docs.join("---\n"));
+    assert!(loaded.errors.is_empty(), "{:?}", loaded.errors);
+    loaded.resources
+}
+
+#[test]
+fn a_secret_another_application_renders_is_judged_by_the_order_of_the_two() {
+    let policies =
+        PolicySet::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("policies")).unwrap();
+    let sg201 = |resources: &[syncguard::model::Resource]| {
+        evaluate(resources, &policies, &EvaluateOptions::default(), vec![])
+            .findings
+            .into_iter()
+            .filter(|f| f.rule_id.as_str() == "SG201")
+            .map(|f| (format!("{:?} {:?}", f.severity, f.action), f.message))
+            .collect::<Vec<_>>()
+    };
+    // Its Application syncs in an earlier wave the parent waits for: the Secret is there.
+    assert_eq!(sg201(&hook_and_secret((-1, 0), true)), vec![]);
+    // In a later wave the parent starts only when this Application is Healthy: a deadlock on
+    // a new cluster, told as a warning naming the other Application.
+    let later = sg201(&hook_and_secret((1, 0), true));
+    assert_eq!(later.len(), 1, "{later:?}");
+    assert!(later[0].0.starts_with("High Warn"), "{later:?}");
+    assert!(
+        later[0].1.contains("Application secrets renders it"),
+        "{later:?}"
+    );
+    // Without the health check both waves go at once: the hook only waits a little.
+    let unwaited = sg201(&hook_and_secret((1, 0), false));
+    assert_eq!(unwaited.len(), 1, "{unwaited:?}");
+    assert!(unwaited[0].0.starts_with("Low Warn"), "{unwaited:?}");
+}

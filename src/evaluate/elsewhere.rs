@@ -36,8 +36,13 @@ pub enum Order {
     BeforeUnwaited,
     /// One parent, the same sync-wave: both sync at once, in no order.
     SameWave,
-    /// One parent, the target's in a later sync-wave.
+    /// One parent, the target's in a later sync-wave, and the parent waits for each wave's
+    /// Applications to be Healthy (the health check above): the target's Application syncs
+    /// only once this one is Healthy.
     After,
+    /// The same without that health check: the later wave is applied at once, so both sync at
+    /// about the same time.
+    AfterUnwaited,
     /// Not ordered by anything in the input (no common parent, or a parent not in the input).
     Unknown,
 }
@@ -49,6 +54,7 @@ impl Order {
             Order::BeforeUnwaited => "before_unwaited",
             Order::SameWave => "same_wave",
             Order::After => "after",
+            Order::AfterUnwaited => "after_unwaited",
             Order::Unknown => "unknown",
         }
     }
@@ -147,7 +153,8 @@ impl Elsewhere {
                 std::cmp::Ordering::Less if self.waves_wait => Order::Before,
                 std::cmp::Ordering::Less => Order::BeforeUnwaited,
                 std::cmp::Ordering::Equal => Order::SameWave,
-                std::cmp::Ordering::Greater => Order::After,
+                std::cmp::Ordering::Greater if self.waves_wait => Order::After,
+                std::cmp::Ordering::Greater => Order::AfterUnwaited,
             },
             _ => Order::Unknown,
         }
