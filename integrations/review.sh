@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # One `syncguard review` for a CI job, writing every file the job needs in one run:
-#   $SYNCGUARD_OUT_DIR/comment.md         the pull/merge-request comment (Markdown, within the budget)
+#   $SYNCGUARD_OUT_DIR/comment.md         the pull/merge-request comment (Markdown, within the budget);
+#                                         a longer review continues in comment.2.md, comment.3.md, ...
+#                                         (part K of N, each within the budget; upsert-comment.py posts
+#                                         them all when given comment.md)
 #   $SYNCGUARD_OUT_DIR/syncguard.sarif    SARIF with baseline states (GitHub code scanning)
 #   $SYNCGUARD_OUT_DIR/gl-code-quality.json  GitLab Code Quality
 #   $SYNCGUARD_OUT_DIR/review.json        everything
-# and the text review on stdout (the job log). It never fails the job itself: the exit code of
+# and the text review on stdout (the job log); every part of the comment goes to the job summary. It never fails the job itself: the exit code of
 # the review goes to $SYNCGUARD_OUT_DIR/exit-code (and to $GITHUB_OUTPUT as exit-code=N when set), so the
 # comment and the reports are published first and a later step decides.
 #
@@ -25,6 +28,8 @@ set -uo pipefail
 SYNCGUARD="${SYNCGUARD:-syncguard}"
 SYNCGUARD_OUT_DIR="${SYNCGUARD_OUT_DIR:-$(mktemp -d)}"
 mkdir -p "$SYNCGUARD_OUT_DIR"
+# Parts of an earlier run in the same directory are never posted as this one's.
+rm -f "$SYNCGUARD_OUT_DIR"/comment.md "$SYNCGUARD_OUT_DIR"/comment.[0-9]*.md
 
 base="${SYNCGUARD_BASE:-}"
 if [[ -z "$base" && -n "${GITHUB_EVENT_PATH:-}" && -f "${GITHUB_EVENT_PATH}" ]]; then
@@ -53,16 +58,24 @@ args+=(${SYNCGUARD_ARGS:-} ${SYNCGUARD_PATHS:-.})
 "$SYNCGUARD" "${args[@]}"
 rc=$?
 echo "$rc" >"$SYNCGUARD_OUT_DIR/exit-code"
+comments=()
+if [[ -f "$SYNCGUARD_OUT_DIR/comment.md" ]]; then
+    comments=("$SYNCGUARD_OUT_DIR/comment.md")
+    while [[ -f "$SYNCGUARD_OUT_DIR/comment.$((${#comments[@]} + 1)).md" ]]; do
+        comments+=("$SYNCGUARD_OUT_DIR/comment.$((${#comments[@]} + 1)).md")
+    done
+fi
 if [[ -n "${GITHUB_OUTPUT:-}" ]]; then
     {
         echo "exit-code=$rc"
         echo "out-dir=$SYNCGUARD_OUT_DIR"
         [[ -f "$SYNCGUARD_OUT_DIR/comment.md" ]] && echo "markdown=$SYNCGUARD_OUT_DIR/comment.md"
+        echo "markdown-parts=${#comments[@]}"
         [[ -f "$SYNCGUARD_OUT_DIR/syncguard.sarif" ]] && echo "sarif=$SYNCGUARD_OUT_DIR/syncguard.sarif"
     } >>"$GITHUB_OUTPUT"
 fi
-if [[ -n "${GITHUB_STEP_SUMMARY:-}" && -f "$SYNCGUARD_OUT_DIR/comment.md" ]]; then
-    cat "$SYNCGUARD_OUT_DIR/comment.md" >>"$GITHUB_STEP_SUMMARY"
+if [[ -n "${GITHUB_STEP_SUMMARY:-}" && ${#comments[@]} -gt 0 ]]; then
+    cat "${comments[@]}" >>"$GITHUB_STEP_SUMMARY"
 fi
 echo "review: syncguard review exited $rc; files in $SYNCGUARD_OUT_DIR" >&2
 exit 0

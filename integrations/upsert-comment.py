@@ -1,9 +1,15 @@
 #!/usr/bin/env python3
-"""Create or update syncguard's one comment on a pull request (GitHub) or merge request (GitLab).
+"""Create or update syncguard's comments on a pull request (GitHub) or merge request (GitLab).
 
-The comment is found by the marker its first line carries (`<!-- syncguard-review -->`, written by
-`syncguard review --format markdown`): an existing one is updated in place, otherwise one is
-created, so a pull request never collects a comment per push.
+`syncguard review --output markdown=comment.md` writes the review as one comment, or, when it is
+longer than a comment may be, as parts: comment.md, comment.2.md, ... Each part's first line is its
+marker: `<!-- syncguard-review -->` for a review in one comment, `<!-- syncguard-review part K of N -->`
+for part K of N. Pass the first file; the others are read beside it (part 1 says how many there are).
+
+Existing comments are found by their markers (a comment of an earlier syncguard with the plain marker
+is part 1): each part is updated in place, the missing ones are created after them, in order, and the
+parts an earlier, longer review left (and any duplicate) are deleted, so a pull request always shows
+exactly the current review, never a comment per push.
 
     upsert-comment.py --provider github --body comment.md
         GITHUB_API_URL (default https://api.github.com), GITHUB_REPOSITORY (owner/name),
@@ -14,18 +20,21 @@ created, so a pull request never collects a comment per push.
         SYNCGUARD_GITLAB_TOKEN (a project or personal access token with the api scope; the job
         token cannot write notes).
 
-Exit codes: 0 posted or updated, 2 missing configuration or an API error (the message says which
-request failed and what the API answered). Only the Python standard library is used.
+Exit codes: 0 posted or updated, 2 missing configuration, a missing part or an API error (the
+message says which request failed and what the API answered). Only the Python standard library is
+used.
 """
 
 import argparse
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.request
 
 MARKER = "<!-- syncguard-review -->"
+PART = re.compile(r"<!-- syncguard-review(?: part ([0-9]+) of ([0-9]+))? -->")
 PER_PAGE = 100
 MAX_PAGES = 50
 
@@ -91,6 +100,9 @@ class GitHub:
     def create(self, body):
         request("POST", f"{self.api}/repos/{self.repo}/issues/{self.number}/comments", self.headers, {"body": body})
 
+    def delete(self, comment_id):
+        request("DELETE", f"{self.api}/repos/{self.repo}/issues/comments/{comment_id}", self.headers)
+
 
 class GitLab:
     def __init__(self, number):
@@ -109,7 +121,9 @@ class GitLab:
 
     def comments(self):
         for page in range(1, MAX_PAGES + 1):
-            batch = request("GET", f"{self.base()}?per_page={PER_PAGE}&page={page}", self.headers) or []
+            # Oldest first, as GitHub lists comments: parts are kept in the order they were posted.
+            url = f"{self.base()}?sort=asc&order_by=created_at&per_page={PER_PAGE}&page={page}"
+            batch = request("GET", url, self.headers) or []
             yield from ((n["id"], n.get("body") or "") for n in batch)
             if len(batch) < PER_PAGE:
                 return
@@ -120,28 +134,92 @@ class GitLab:
     def create(self, body):
         request("POST", self.base(), self.headers, {"body": body})
 
+    def delete(self, comment_id):
+        request("DELETE", f"{self.base()}/{comment_id}", self.headers)
+
+
+def part_of(text):
+    """(K, N) of a syncguard comment (part K of N; (1, 1) for a review in one comment), else None."""
+    m = PART.match(text)
+    if not m:
+        return None
+    return (int(m.group(1)), int(m.group(2))) if m.group(1) else (1, 1)
+
+
+def part_path(first, k):
+    """Where syncguard review wrote part K beside the first part: comment.md -> comment.K.md."""
+    root, ext = os.path.splitext(first)
+    return f"{root}.{k}{ext}"
+
+
+def read(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as e:
+        fail(f"cannot read {path}: {e}")
+
+
+def read_parts(first):
+    """The bodies of every part, the first read from FIRST, each checked against its marker."""
+    body = read(first)
+    found = part_of(body)
+    if found is None:
+        fail(f"{first} does not start with {MARKER}: not a syncguard review comment")
+    k, n = found
+    if k != 1:
+        fail(f"{first} is part {k} of {n}; pass the first part (the file of --output markdown=FILE)")
+    bodies = [body]
+    for k in range(2, n + 1):
+        path = part_path(first, k)
+        if not os.path.exists(path):
+            fail(f"{first} is part 1 of {n} but {path} is missing: pass the files one syncguard review run wrote")
+        text = read(path)
+        if part_of(text) != (k, n):
+            fail(f"{path} is not part {k} of {n} (its first line: {text.splitlines()[0] if text else ''!r})")
+        bodies.append(text)
+    return bodies
+
+
+def plan(existing, n):
+    """What to do with the syncguard comments EXISTING ([(part, id)] in posting order) for a review of
+    N parts: ({part: id} to update, [parts] to create, [ids] to delete). The parts kept are the longest
+    run 1, 2, ... found in posting order, so the parts read in order once the missing ones are created
+    after them; everything else of syncguard's is deleted."""
+    update = {}
+    at = -1
+    for k in range(1, n + 1):
+        nxt = next((i for i, (part, _) in enumerate(existing) if part == k and i > at), None)
+        if nxt is None:
+            break
+        update[k] = existing[nxt][1]
+        at = nxt
+    create = [k for k in range(1, n + 1) if k not in update]
+    kept = set(update.values())
+    delete = [cid for _, cid in existing if cid not in kept]
+    return update, create, delete
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--provider", choices=["github", "gitlab"], required=True)
-    parser.add_argument("--body", required=True, help="the Markdown file syncguard review wrote")
+    parser.add_argument("--body", required=True, help="the first (or only) Markdown file syncguard review wrote")
     parser.add_argument("--number", help="pull request number / merge request IID")
     args = parser.parse_args()
-    try:
-        with open(args.body, encoding="utf-8") as f:
-            body = f.read()
-    except OSError as e:
-        fail(f"cannot read {args.body}: {e}")
-    if not body.startswith(MARKER):
-        fail(f"{args.body} does not start with {MARKER}: not a syncguard review comment")
+    bodies = read_parts(args.body)
     api = GitHub(args.number) if args.provider == "github" else GitLab(args.number)
-    existing = next((cid for cid, text in api.comments() if text.startswith(MARKER)), None)
-    if existing is None:
-        api.create(body)
-        print("upsert-comment: created the syncguard comment")
-    else:
-        api.update(existing, body)
-        print(f"upsert-comment: updated comment {existing}")
+    existing = [(found[0], cid) for cid, text in api.comments() if (found := part_of(text)) is not None]
+    update, create, delete = plan(existing, len(bodies))
+    n = len(bodies)
+    for k, cid in update.items():
+        api.update(cid, bodies[k - 1])
+        print(f"upsert-comment: updated comment {cid} (part {k} of {n})")
+    for k in create:
+        api.create(bodies[k - 1])
+        print(f"upsert-comment: created the syncguard comment (part {k} of {n})")
+    for cid in delete:
+        api.delete(cid)
+        print(f"upsert-comment: deleted comment {cid}, left by an earlier review")
 
 
 if __name__ == "__main__":

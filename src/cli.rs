@@ -1165,8 +1165,12 @@ pub struct ReviewArgs {
     #[arg(long = "output", value_name = "FORMAT=PATH")]
     pub outputs: Vec<String>,
 
-    /// The largest Markdown comment, in bytes (GitHub's limit is 65,536 characters); what does
-    /// not fit is left out with a note saying so.
+    /// The largest Markdown comment, in bytes (GitHub's limit is 65,536 characters; at least
+    /// 2048). A longer review continues in further comments, each numbered ("part 2 of 3") and
+    /// marked `<!-- syncguard-review part 2 of 3 -->`; nothing is left out. On stdout the parts
+    /// follow one another; `--output markdown=comment.md` writes comment.md, comment.2.md, ...
+    /// (and removes further parts an earlier run left), which integrations/upsert-comment.py
+    /// posts as one comment each.
     #[arg(long, value_name = "BYTES", default_value_t = 65_536)]
     pub markdown_budget: usize,
 
@@ -1221,7 +1225,7 @@ pub enum ReviewFormat {
     Json,
     /// The head's findings with their baseline state (new/unchanged), for code scanning.
     Sarif,
-    /// One pull-request comment within --markdown-budget.
+    /// Pull-request comments, each within --markdown-budget (usually one).
     Markdown,
     /// A GitLab Code Quality report of the head's findings.
     Codequality,

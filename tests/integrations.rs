@@ -44,9 +44,9 @@ struct Seen {
     body: Value,
 }
 
-type Route = dyn Fn(&str, &str) -> (u16, Value) + Send + Sync;
+type Route = dyn Fn(&str, &str, &Value) -> (u16, Value) + Send + Sync;
 
-/// A local HTTP stub: answers every request with `route(method, path)` and records it.
+/// A local HTTP stub: answers every request with `route(method, path, body)` and records it.
 fn stub(route: Box<Route>) -> (String, Arc<Mutex<Vec<Seen>>>) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
@@ -82,14 +82,19 @@ fn stub(route: Box<Route>) -> (String, Arc<Mutex<Vec<Seen>>>) {
             let mut body = vec![0; length];
             let _ = reader.read_exact(&mut body);
             let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-            let (status, answer) = route(&method, &path);
+            let (status, answer) = route(&method, &path, &body);
             log.lock().expect("log").push(Seen {
                 method,
                 path,
                 headers,
                 body,
             });
-            let text = answer.to_string();
+            // 204 No Content, as both APIs answer a DELETE, has no body.
+            let text = if status == 204 {
+                String::new()
+            } else {
+                answer.to_string()
+            };
             let _ = write!(
                 stream,
                 "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
@@ -128,7 +133,7 @@ fn the_github_comment_is_created_once_then_updated_in_place() {
         "<!-- syncguard-review -->\n## syncguard review\nnew\n",
     );
     // Page 1 is full of other comments, page 2 holds ours: it is found and updated.
-    let (url, seen) = stub(Box::new(|method, path| match (method, path) {
+    let (url, seen) = stub(Box::new(|method, path, _| match (method, path) {
         ("GET", p) if p.ends_with("page=1") => (
             200,
             Value::Array((0..100).map(|i| json!({"id": i, "body": "lgtm"})).collect()),
@@ -191,7 +196,7 @@ fn the_github_comment_is_created_once_then_updated_in_place() {
     );
 
     // No comment of ours yet: one is created.
-    let (url, seen) = stub(Box::new(|method, _| match method {
+    let (url, seen) = stub(Box::new(|method, _, _| match method {
         "GET" => (200, json!([{"id": 1, "body": "first!"}])),
         _ => (201, json!({"id": 2})),
     }));
@@ -230,7 +235,7 @@ fn the_gitlab_note_is_updated_and_api_errors_are_named() {
     let Some(python) = python() else { return };
     let dir = tempfile::tempdir().expect("temp");
     let body = comment_file(dir.path(), "<!-- syncguard-review -->\nreview\n");
-    let (url, seen) = stub(Box::new(|method, _| match method {
+    let (url, seen) = stub(Box::new(|method, _, _| match method {
         "GET" => (
             200,
             json!([{"id": 7, "body": "<!-- syncguard-review -->\nold"}]),
@@ -263,7 +268,9 @@ fn the_gitlab_note_is_updated_and_api_errors_are_named() {
     );
 
     // The API refuses: exit 2 and the answer is shown.
-    let (url, _) = stub(Box::new(|_, _| (403, json!({"message": "403 Forbidden"}))));
+    let (url, _) = stub(Box::new(|_, _, _| {
+        (403, json!({"message": "403 Forbidden"}))
+    }));
     let api = format!("{url}/api/v4");
     let env = [
         ("CI_API_V4_URL", api.as_str()),
@@ -281,6 +288,252 @@ fn the_gitlab_note_is_updated_and_api_errors_are_named() {
     let other = comment_file(dir.path(), "hello\n");
     let out = upsert(python, "gitlab", &other, &env);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// The comments of one pull request, as the fake comment API below keeps them: id and body, in
+/// the order they were posted.
+type Thread = Arc<Mutex<Vec<(u64, String)>>>;
+
+/// A fake of GitHub's issue-comment API or GitLab's merge-request-note API for pull request 17 /
+/// merge request 3 of project `org/gitops` / 42: lists (100 a page), creates, updates and
+/// deletes comments in `thread`, and answers 404 to anything else.
+fn comment_api(provider: &str, thread: Thread) -> (String, Arc<Mutex<Vec<Seen>>>) {
+    let (list, item, update) = match provider {
+        "github" => (
+            "/repos/org/gitops/issues/17/comments",
+            "/repos/org/gitops/issues/comments/",
+            "PATCH",
+        ),
+        _ => (
+            "/api/v4/projects/42/merge_requests/3/notes",
+            "/api/v4/projects/42/merge_requests/3/notes/",
+            "PUT",
+        ),
+    };
+    let next = Arc::new(Mutex::new(1000_u64));
+    stub(Box::new(move |method, path, body| {
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        let mut comments = thread.lock().expect("thread");
+        let id = path
+            .strip_prefix(item)
+            .and_then(|id| id.parse::<u64>().ok());
+        let at = id.and_then(|id| comments.iter().position(|(c, _)| *c == id));
+        match (method, at) {
+            ("GET", _) if path == list => {
+                let page: usize = query
+                    .split('&')
+                    .find_map(|kv| kv.strip_prefix("page="))
+                    .and_then(|p| p.parse().ok())
+                    .unwrap_or(1);
+                let batch: Vec<Value> = comments
+                    .iter()
+                    .skip((page - 1) * 100)
+                    .take(100)
+                    .map(|(id, body)| json!({"id": id, "body": body}))
+                    .collect();
+                (200, Value::Array(batch))
+            }
+            ("POST", _) if path == list => {
+                let mut n = next.lock().expect("next");
+                *n += 1;
+                let text = body["body"].as_str().unwrap_or_default().to_string();
+                comments.push((*n, text));
+                (201, json!({"id": *n}))
+            }
+            (m, Some(at)) if m == update => {
+                comments[at].1 = body["body"].as_str().unwrap_or_default().to_string();
+                (200, json!({"id": comments[at].0}))
+            }
+            ("DELETE", Some(at)) => {
+                comments.remove(at);
+                (204, Value::Null)
+            }
+            _ => (404, json!({"message": "404 Not Found"})),
+        }
+    }))
+}
+
+/// Writes a review of `n` parts as `syncguard review --output markdown=DIR/comment.md` does,
+/// part K saying `run` so each run's text is told apart.
+fn parts(dir: &Path, n: usize, run: &str) -> PathBuf {
+    for k in 1..=n {
+        let marker = if n == 1 {
+            "<!-- syncguard-review -->".to_string()
+        } else {
+            format!("<!-- syncguard-review part {k} of {n} -->")
+        };
+        let name = if k == 1 {
+            "comment.md".to_string()
+        } else {
+            format!("comment.{k}.md")
+        };
+        std::fs::write(dir.join(name), format!("{marker}\n{run}: part {k}\n")).expect("write");
+    }
+    dir.join("comment.md")
+}
+
+#[test]
+fn every_part_is_upserted_in_order_and_parts_of_a_longer_review_are_deleted() {
+    let Some(python) = python() else { return };
+    for provider in ["github", "gitlab"] {
+        // A reviewer's comment, and the one comment of an earlier syncguard.
+        let thread: Thread = Arc::new(Mutex::new(vec![
+            (1, "lgtm".to_string()),
+            (2, "<!-- syncguard-review -->\nearlier".to_string()),
+        ]));
+        let (url, seen) = comment_api(provider, thread.clone());
+        let api = format!("{url}/api/v4");
+        let env: Vec<(&str, &str)> = if provider == "github" {
+            vec![
+                ("GITHUB_API_URL", url.as_str()),
+                ("GITHUB_REPOSITORY", "org/gitops"),
+                ("GITHUB_TOKEN", "t0ken"),
+            ]
+        } else {
+            vec![
+                ("CI_API_V4_URL", api.as_str()),
+                ("CI_PROJECT_ID", "42"),
+                ("SYNCGUARD_GITLAB_TOKEN", "glpat"),
+            ]
+        };
+        let number = if provider == "github" { "17" } else { "3" };
+        let run = |n: usize, name: &str| -> Vec<(u64, String)> {
+            let dir = tempfile::tempdir().expect("temp");
+            let first = parts(dir.path(), n, name);
+            let mut c = Command::new(python);
+            c.arg(root().join("integrations/upsert-comment.py"))
+                .args(["--provider", provider, "--number", number, "--body"])
+                .arg(&first)
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default());
+            for (k, v) in &env {
+                c.env(k, v);
+            }
+            let out = c.output().expect("python3 runs");
+            assert!(
+                out.status.success(),
+                "{provider} {name}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            thread.lock().expect("thread").clone()
+        };
+        // Three parts: the earlier comment becomes part 1, parts 2 and 3 follow it.
+        let after = run(3, "first");
+        let bodies: Vec<&str> = after.iter().map(|(_, b)| b.as_str()).collect();
+        assert_eq!(
+            bodies,
+            [
+                "lgtm",
+                "<!-- syncguard-review part 1 of 3 -->\nfirst: part 1\n",
+                "<!-- syncguard-review part 2 of 3 -->\nfirst: part 2\n",
+                "<!-- syncguard-review part 3 of 3 -->\nfirst: part 3\n",
+            ],
+            "{provider}"
+        );
+        assert_eq!(
+            after[1].0, 2,
+            "{provider}: part 1 is the earlier comment, updated"
+        );
+        // Two parts: both updated in place, the third deleted.
+        let ids: Vec<u64> = after.iter().map(|(id, _)| *id).collect();
+        let after = run(2, "second");
+        assert_eq!(
+            after,
+            [
+                (1, "lgtm".to_string()),
+                (
+                    ids[1],
+                    "<!-- syncguard-review part 1 of 2 -->\nsecond: part 1\n".to_string()
+                ),
+                (
+                    ids[2],
+                    "<!-- syncguard-review part 2 of 2 -->\nsecond: part 2\n".to_string()
+                ),
+            ],
+            "{provider}"
+        );
+        // One comment again: the plain marker, part 2 deleted.
+        let after = run(1, "third");
+        assert_eq!(
+            after,
+            [
+                (1, "lgtm".to_string()),
+                (
+                    ids[1],
+                    "<!-- syncguard-review -->\nthird: part 1\n".to_string()
+                ),
+            ],
+            "{provider}"
+        );
+        let requests = seen.lock().expect("log").clone();
+        let deletes: Vec<&str> = requests
+            .iter()
+            .filter(|r| r.method == "DELETE")
+            .map(|r| r.path.as_str())
+            .collect();
+        let item = if provider == "github" {
+            "/repos/org/gitops/issues/comments"
+        } else {
+            "/api/v4/projects/42/merge_requests/3/notes"
+        };
+        assert_eq!(
+            deletes,
+            [format!("{item}/{}", ids[3]), format!("{item}/{}", ids[2])],
+            "{provider}"
+        );
+        // Parts found out of order (part 2 posted before part 1): part 1 is kept, part 2 is
+        // posted again after it, so the thread reads in order.
+        {
+            let mut t = thread.lock().expect("thread");
+            t.clear();
+            t.push((7, "<!-- syncguard-review part 2 of 2 -->\nold".into()));
+            t.push((8, "<!-- syncguard-review part 1 of 2 -->\nold".into()));
+        }
+        let after = run(2, "fourth");
+        let bodies: Vec<&str> = after.iter().map(|(_, b)| b.as_str()).collect();
+        assert_eq!(
+            bodies,
+            [
+                "<!-- syncguard-review part 1 of 2 -->\nfourth: part 1\n",
+                "<!-- syncguard-review part 2 of 2 -->\nfourth: part 2\n",
+            ],
+            "{provider}"
+        );
+        assert_eq!(after[0].0, 8, "{provider}");
+    }
+}
+
+#[test]
+fn a_missing_part_is_named_before_any_request() {
+    let Some(python) = python() else { return };
+    let dir = tempfile::tempdir().expect("temp");
+    let first = parts(dir.path(), 3, "run");
+    std::fs::remove_file(dir.path().join("comment.2.md")).expect("remove");
+    let (url, seen) = stub(Box::new(|_, _, _| (200, json!([]))));
+    let out = upsert(
+        python,
+        "github",
+        &first,
+        &[
+            ("GITHUB_API_URL", url.as_str()),
+            ("GITHUB_REPOSITORY", "org/gitops"),
+            ("GITHUB_TOKEN", "t0ken"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("is part 1 of 3") && err.contains("comment.2.md is missing"),
+        "{err}"
+    );
+    assert!(seen.lock().expect("log").is_empty());
+    // A later part given as the first is refused too.
+    let out = upsert(python, "github", &dir.path().join("comment.3.md"), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("pass the first part"),
+        "{out:?}"
+    );
 }
 
 fn script(path: &str, dir: &Path, env: &[(&str, String)]) -> Output {
@@ -361,6 +614,44 @@ fn the_review_step_writes_every_file_and_its_exit_code() {
             .expect("summary")
             .starts_with("<!-- syncguard-review -->")
     );
+    assert!(written.contains("markdown-parts=1\n"), "{written}");
+
+    // A small budget: the comment continues in comment.2.md, ...; the step says how many parts
+    // there are and the job summary shows them all, in order.
+    // A part an earlier run left, not next to this run's parts: review.sh removes it.
+    std::fs::write(files.join("comment.99.md"), "left by an earlier run").expect("write");
+    std::fs::remove_file(&outputs).expect("remove");
+    std::fs::remove_file(&summary).expect("remove");
+    let mut env = env.to_vec();
+    env.push(("SYNCGUARD_ARGS", "--markdown-budget 2048".into()));
+    let out = script("integrations/review.sh", repo.path(), &env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written = std::fs::read_to_string(&outputs).expect("outputs");
+    let n: usize = written
+        .lines()
+        .find_map(|l| l.strip_prefix("markdown-parts="))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{written}"));
+    assert!(n > 1, "{written}");
+    let mut all = String::new();
+    for k in 1..=n {
+        let name = if k == 1 {
+            "comment.md".to_string()
+        } else {
+            format!("comment.{k}.md")
+        };
+        let part = std::fs::read_to_string(files.join(&name)).expect("part");
+        assert!(part.len() <= 2048, "{name}: {} bytes", part.len());
+        assert!(part.starts_with(&format!("<!-- syncguard-review part {k} of {n} -->")));
+        all.push_str(&part);
+    }
+    assert!(!files.join(format!("comment.{}.md", n + 1)).exists());
+    assert!(!files.join("comment.99.md").exists());
+    assert_eq!(std::fs::read_to_string(&summary).expect("summary"), all);
 }
 
 #[test]
@@ -370,7 +661,7 @@ fn the_gitlab_job_installs_the_release_reviews_posts_its_note_and_fails_on_the_n
         return;
     }
     let (repo, base, _) = repository(true);
-    let (url, seen) = stub(Box::new(|method, _| match method {
+    let (url, seen) = stub(Box::new(|method, _, _| match method {
         "GET" => (200, json!([])),
         _ => (201, json!({"id": 1})),
     }));

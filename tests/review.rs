@@ -195,8 +195,22 @@ fn exit_codes_follow_new_blocking_findings_and_errors() {
     );
 }
 
+/// The comment parts of a `--format markdown` stdout: each starts with its marker line.
+fn parts_of(stdout: &str) -> Vec<&str> {
+    let starts: Vec<usize> = stdout
+        .match_indices("<!-- syncguard-review")
+        .map(|(i, _)| i)
+        .filter(|i| *i == 0 || stdout[..*i].ends_with('\n'))
+        .collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, at)| &stdout[*at..starts.get(k + 1).copied().unwrap_or(stdout.len())])
+        .collect()
+}
+
 #[test]
-fn the_markdown_comment_stays_within_its_budget_on_a_500_object_change() {
+fn a_500_object_change_continues_in_further_comments_each_within_the_budget() {
     let Some(tools) = tools() else { return };
     let dir = tempfile::tempdir().expect("temp dir");
     let root = dir.path();
@@ -228,30 +242,209 @@ fn the_markdown_comment_stays_within_its_budget_on_a_500_object_change() {
     git(root, &["commit", "-q", "-m", "base"]);
     write_apps("two");
     git(root, &["commit", "-q", "-am", "head"]);
-    let (code, stdout, stderr) =
-        review(root, &tools, &["--base", "main~1", "--format", "markdown"]);
-    assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.len() <= 65_536, "{} bytes", stdout.len());
-    assert!(stdout.starts_with("<!-- syncguard-review -->"));
-    assert!(stdout.contains("5 of 5 Applications changed"), "{stdout}");
-    // 500 changed objects with their fields (over 100 KB) do not fit: the note says what was
-    // left out.
-    assert!(stdout.contains("**Truncated:**"), "{stdout}");
-    // A smaller budget is kept too.
-    let (_, small, _) = review(
+    for budget in [65_536, 4000] {
+        let (code, stdout, stderr) = review(
+            root,
+            &tools,
+            &[
+                "--base",
+                "main~1",
+                "--format",
+                "markdown",
+                "--markdown-budget",
+                &budget.to_string(),
+            ],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        // 500 changed objects with their fields (over 100 KB) take several comments, each
+        // within the budget and numbered; nothing is left out.
+        let parts = parts_of(&stdout);
+        let n = parts.len();
+        assert!(n > 1, "{budget}: {stdout}");
+        for (k, part) in parts.iter().enumerate() {
+            assert!(
+                part.len() <= budget,
+                "{budget}: part {} is {} bytes",
+                k + 1,
+                part.len()
+            );
+            let marker = format!("<!-- syncguard-review part {} of {n} -->\n", k + 1);
+            assert!(part.starts_with(&marker), "{part}");
+        }
+        assert!(
+            parts[0].contains("5 of 5 Applications changed"),
+            "{}",
+            parts[0]
+        );
+        assert!(!stdout.contains("Truncated"), "{stdout}");
+        assert_eq!(stdout.matches("\n! ConfigMap bulk/cm-").count(), 500);
+        for field in ["a", "b", "c", "d"] {
+            assert_eq!(
+                stdout
+                    .matches(&format!("\n+   /data/{field}: two\n"))
+                    .count(),
+                500
+            );
+        }
+    }
+}
+
+/// A repository whose head breaks a file, adds a plugin Application, a PreSync hook that needs
+/// a Secret of the Sync phase, a new image and changes 30 ConfigMaps: its comment needs
+/// several parts at a small budget. Plain directories: no render tools needed.
+fn over_budget() -> (tempfile::TempDir, Vec<String>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    let url = render_support::REPO_URL;
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", url]);
+    let shop = |image: &str, value: &str, hook: bool| {
+        write(
+            root,
+            "apps/shop.yaml",
+            &application(
+                "shop",
+                "argocd",
+                &format!("{{repoURL: '{url}', path: shop}}"),
+                "shop",
+            ),
+        );
+        write(
+            root,
+            "shop/web.yaml",
+            &format!(
+                "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: web}}\n\
+                 spec:\n  selector: {{matchLabels: {{app: web}}}}\n  template:\n    metadata: {{labels: {{app: web}}}}\n\
+                 \x20   spec: {{containers: [{{name: web, image: '{image}'}}, {{name: proxy, image: 'envoy:1.30'}}]}}\n"
+            ),
+        );
+        let mut cms = String::new();
+        for n in 0..30 {
+            cms.push_str(&format!(
+                "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {{name: settings-{n:02}}}\n\
+                 data: {{endpoint: 'https://{value}.example.com/api', mode: '{value}'}}\n"
+            ));
+        }
+        write(root, "shop/settings.yaml", &cms);
+        if hook {
+            write(
+                root,
+                "shop/seed.yaml",
+                "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: seed\n  annotations: {argocd.argoproj.io/hook: PreSync}\n\
+                 spec:\n  activeDeadlineSeconds: 600\n  template:\n    spec:\n      restartPolicy: Never\n\
+                 \x20     containers: [{name: seed, image: 'seed:1', envFrom: [{secretRef: {name: seed-credentials}}]}]\n\
+                 ---\napiVersion: v1\nkind: Secret\nmetadata: {name: seed-credentials}\nstringData: {password: hunter2}\n",
+            );
+        }
+    };
+    shop("web:1.0", "blue", false);
+    let mut commits = vec![commit(root, "base")];
+    shop("web:1.1", "green", true);
+    write(
         root,
-        &tools,
+        "apps/legacy.yaml",
+        &application(
+            "legacy",
+            "argocd",
+            &format!("{{repoURL: '{url}', path: legacy, plugin: {{name: vault}}}}"),
+            "legacy",
+        ),
+    );
+    write(root, "legacy/README.txt", "rendered by a plugin\n");
+    write(
+        root,
+        "apps/broken.yaml",
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {name: broken\nspec: [\n",
+    );
+    commits.push(commit(root, "head"));
+    (dir, commits)
+}
+
+#[test]
+fn a_review_over_the_budget_is_several_comments_in_order_errors_first_and_whole() {
+    let (repo, c) = over_budget();
+    let out = tempfile::tempdir().expect("temp dir");
+    let first = out.path().join("comment.md");
+    // Parts 5 and 6 of an earlier, longer review are removed: the files are this review's.
+    for stale in ["comment.5.md", "comment.6.md"] {
+        std::fs::write(out.path().join(stale), "old").expect("write");
+    }
+    let output = format!("markdown={}", first.display());
+    let args = [
+        "--base",
+        &c[0],
+        "--head",
+        &c[1],
+        "--format",
+        "markdown",
+        "--markdown-budget",
+        "3000",
+        "--output",
+        &output,
+    ];
+    let (code, stdout, stderr) = review_plain(repo.path(), &args);
+    // A file not read and an Application not judged on the head: incomplete, exit 2.
+    assert_eq!(code, 2, "{stderr}\n{stdout}");
+    let mut files = Vec::new();
+    for k in 1.. {
+        let path = if k == 1 {
+            first.clone()
+        } else {
+            out.path().join(format!("comment.{k}.md"))
+        };
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            break;
+        };
+        files.push(text);
+    }
+    assert_eq!(files.concat(), stdout);
+    assert_eq!(files.len(), 4, "{stdout}");
+    assert!(!out.path().join("comment.6.md").exists());
+    for (k, part) in files.iter().enumerate() {
+        assert!(part.len() <= 3000, "part {} is {} bytes", k + 1, part.len());
+        golden(&format!("review-parts-{}.md", k + 1), part);
+    }
+    // The order: what could not be judged and read, the table, the blocking finding, the plan
+    // diff, the manifest diff; nothing is cut, so every changed ConfigMap is there.
+    let order = [
+        "### Not judged (1)",
+        "### Not read on the head revision (1)",
+        "| Application argocd/shop |",
+        "### Blocking findings (1)",
+        "### Sync plan changes (1)",
+        "### Manifest changes (1)",
+    ];
+    let at: Vec<usize> = order
+        .iter()
+        .map(|h| {
+            stdout
+                .find(h)
+                .unwrap_or_else(|| panic!("{h} missing:\n{stdout}"))
+        })
+        .collect();
+    assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}\n{stdout}");
+    assert!(files[0].contains("apps/broken.yaml"), "{}", files[0]);
+    assert!(
+        files[0].contains("`web:1.0` → `web:1.1`"),
+        "the summary table names the image change:\n{}",
+        files[0]
+    );
+    assert_eq!(stdout.matches("\n! ConfigMap shop/settings-").count(), 30);
+
+    // A budget too small for a part is refused, saying what is needed.
+    let (code, _, stderr) = review_plain(
+        repo.path(),
         &[
             "--base",
-            "main~1",
+            &c[0],
             "--format",
             "markdown",
             "--markdown-budget",
-            "4000",
+            "500",
         ],
     );
-    assert!(small.len() <= 4000, "{} bytes", small.len());
-    assert!(small.contains("**Truncated:**"), "{small}");
+    assert_eq!(code, 2);
+    assert!(stderr.contains("at least 2048 bytes"), "{stderr}");
 }
 
 #[test]

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The GitLab job of integrations/gitlab/syncguard-review.yml: install syncguard (unless SYNCGUARD
-# names a binary), review the merge request (integrations/review.sh), post or update the one
-# merge-request note when SYNCGUARD_GITLAB_TOKEN is set, and end with the review's exit code.
+# names a binary), review the merge request (integrations/review.sh), post or update the
+# merge-request note (and its further parts when the review is long: upsert-comment.py reads
+# comment.2.md, ... beside comment.md) when SYNCGUARD_GITLAB_TOKEN is set, and end with the
+# review's exit code.
 # The Code Quality report and the other files are in $SYNCGUARD_OUT_DIR (default .syncguard/).
 set -euo pipefail
 

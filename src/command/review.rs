@@ -10,7 +10,8 @@ use crate::evaluate::EvaluateOptions;
 use crate::finding::{Finding, Report};
 use crate::output::report::{ReportFormat, render};
 use crate::output::review::{
-    at_template, blocking, render_codequality, render_json, render_markdown, render_text,
+    MIN_MARKDOWN_BUDGET, at_template, blocking, render_codequality, render_json, render_markdown,
+    render_text,
 };
 use crate::review::{Baseline, Review, ServerOptions, SnapshotOptions, Standing, review};
 
@@ -54,6 +55,14 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             return Ok(Outcome::InputErrors);
         }
     };
+    if args.markdown_budget < MIN_MARKDOWN_BUDGET {
+        eprintln!(
+            "syncguard: --markdown-budget {} is too small: a comment part needs at least {MIN_MARKDOWN_BUDGET} \
+             bytes (GitHub takes 65536, the default; a longer review continues in further comments)",
+            args.markdown_budget
+        );
+        return Ok(Outcome::InputErrors);
+    }
     let mut other_repos = Vec::new();
     for m in &args.render_flags.repos {
         let Some((url, dir)) = m.split_once('=') else {
@@ -131,11 +140,13 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let threshold = fail_on(args.fail_on);
     let failing = blocking(&review, threshold, args.fail_on_existing);
+    let comments = || render_markdown(&review, &failing, args.markdown_budget);
     let view = |format: ReviewFormat| -> anyhow::Result<String> {
         let mut text = match format {
             ReviewFormat::Text => render_text(&review, failing.len()),
             ReviewFormat::Json => render_json(&review, failing.len())?,
-            ReviewFormat::Markdown => render_markdown(&review, &failing, args.markdown_budget),
+            // On stdout the parts follow one another, each starting with its marker line.
+            ReviewFormat::Markdown => comments().concat(),
             ReviewFormat::Sarif => sarif(&review)?,
             ReviewFormat::Codequality => render_codequality(&review)?,
         };
@@ -145,8 +156,12 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         Ok(text)
     };
     for (format, path) in &outputs {
-        std::fs::write(path, view(*format)?)
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        if *format == ReviewFormat::Markdown {
+            write_parts(path, &comments())?;
+        } else {
+            std::fs::write(path, view(*format)?)
+                .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        }
     }
     out.write_all(view(args.format)?.as_bytes())?;
     Ok(if review.incomplete() {
@@ -190,6 +205,43 @@ fn in_repository(path: &Path, cwd: &Path, top: &Path) -> Option<PathBuf> {
         }
     };
     out.strip_prefix(top).ok().map(Path::to_path_buf)
+}
+
+/// Writes comment parts: the first to `path`, part N to `path` with `.N` before its extension
+/// (`comment.md`, `comment.2.md`, ...), and removes the further parts an earlier run left
+/// there, so the files present are exactly this review's.
+fn write_parts(path: &Path, parts: &[String]) -> anyhow::Result<()> {
+    for (i, text) in parts.iter().enumerate() {
+        let file = part_path(path, i + 1);
+        std::fs::write(&file, text)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", file.display()))?;
+    }
+    for stale in parts.len() + 1.. {
+        let file = part_path(path, stale);
+        if !file.is_file() {
+            break;
+        }
+        std::fs::remove_file(&file)
+            .map_err(|e| anyhow::anyhow!("cannot remove the old part {}: {e}", file.display()))?;
+    }
+    Ok(())
+}
+
+/// Where part `part` of a comment written to `path` goes: `path` itself for part 1,
+/// `comment.N.md` beside `comment.md` for the others.
+fn part_path(path: &Path, part: usize) -> PathBuf {
+    if part <= 1 {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}.{part}.{}", ext.to_string_lossy()),
+        None => format!("{stem}.{part}"),
+    };
+    path.with_file_name(name)
 }
 
 /// `--output FORMAT=PATH` pairs.
@@ -290,4 +342,36 @@ fn sarif(review: &Review) -> Result<String, serde_json::Error> {
         }
     }
     serde_json::to_string_pretty(&doc)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_written_beside_the_first_and_old_parts_removed() {
+        assert_eq!(
+            part_path(Path::new("out/comment.md"), 1),
+            Path::new("out/comment.md")
+        );
+        assert_eq!(
+            part_path(Path::new("out/comment.md"), 3),
+            Path::new("out/comment.3.md")
+        );
+        assert_eq!(part_path(Path::new("comment"), 2), Path::new("comment.2"));
+        let dir = tempfile::tempdir().unwrap();
+        let first = dir.path().join("comment.md");
+        let three: Vec<String> = (1..=3).map(|i| format!("part {i}\n")).collect();
+        write_parts(&first, &three).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("comment.3.md")).unwrap(),
+            "part 3\n"
+        );
+        // A shorter review later: its parts are the only ones left.
+        write_parts(&first, &three[..1]).unwrap();
+        assert_eq!(std::fs::read_to_string(&first).unwrap(), "part 1\n");
+        assert!(!dir.path().join("comment.2.md").exists());
+        assert!(!dir.path().join("comment.3.md").exists());
+    }
 }

@@ -7,6 +7,7 @@
 
 mod baseline;
 mod changes;
+mod images;
 mod not_judged;
 mod objects;
 mod plan_diff;
@@ -16,6 +17,7 @@ mod snapshot;
 use std::path::{Path, PathBuf};
 
 pub use baseline::{FindingsDiff, compare};
+pub use images::ImageChange;
 pub use not_judged::{Baseline, NotJudged, Reason, Standing};
 pub use objects::{FieldChange, ObjectChange, ObjectId};
 pub use plan_diff::{Place, Placed, PlanDiff, StepView};
@@ -64,6 +66,8 @@ pub struct ServerOptions {
 pub struct AppReview {
     /// Kind, namespace and name.
     pub id: AppId,
+    /// Its instance name, as its findings name it (`Finding::application`).
+    pub instance: String,
     /// An ApplicationSet: its objects are the Applications it generates.
     pub application_set: bool,
     /// Where it is defined on the head (else the base).
@@ -74,6 +78,8 @@ pub struct AppReview {
     pub objects: Vec<ObjectChange>,
     /// Hooks (on the head) whose content changed, which Argo CD's own diff leaves out.
     pub changed_hooks: Vec<ObjectId>,
+    /// Containers of objects on both revisions whose image changed.
+    pub images: Vec<ImageChange>,
 }
 
 /// Why a review could not be made at all.
@@ -185,6 +191,12 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
                     .collect()
             })
             .unwrap_or_default();
+        let images = images::changes(
+            b.map(|a| a.objects.as_slice()).unwrap_or_default(),
+            &b_ids,
+            h.map(|a| a.objects.as_slice()).unwrap_or_default(),
+            &h_ids,
+        );
         let changed_hooks = objects
             .iter()
             .filter(|c| matches!(c, ObjectChange::Changed { .. }))
@@ -193,6 +205,7 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
             .collect();
         apps.push(AppReview {
             id: id.clone(),
+            instance: h.or(b).map(|a| a.instance.clone()).unwrap_or_default(),
             application_set: id.application_set(),
             origin: h.or(b).and_then(|a| a.origin.clone()),
             status: match (b, h) {
@@ -203,6 +216,7 @@ pub fn compare_snapshots(before: Snapshot, after: Snapshot) -> Review {
             plan,
             objects,
             changed_hooks,
+            images,
         });
     }
     let mut findings = compare(&before.report.findings, &after.report.findings);

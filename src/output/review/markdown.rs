@@ -1,38 +1,94 @@
-//! The review as one pull-request comment: the verdict and the findings first, then one
-//! `<details>` per Application, all within a byte budget (GitHub refuses comments over 65,536
-//! characters). What does not fit is left out with a note saying so; an Application that does
-//! not fit in full is shown without its manifests before it is left out.
+//! The review as pull-request comments. In order: the verdict and what could not be judged
+//! (Applications not judged, files not read), a summary table (per Application: objects added,
+//! changed and removed, images changed, blocking findings, and the total), the blocking
+//! findings, the plan diff and the manifest diff of each Application, then the findings that
+//! do not block, those fixed, and those of the base not judged again. Nothing is left out: a
+//! review longer than one comment continues in further comments ([`super::parts`]).
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
+use super::parts::{Block, lines, split};
 use super::{
     abbrev, action, counts, failing_not_judged, location, manifest, not_judged, place,
     reasons_shown, short,
 };
 use crate::finding::Finding;
-use crate::review::{AppReview, ObjectChange, Review};
+use crate::review::{AppReview, ImageChange, ObjectChange, Review};
 
-/// The first line of every comment, so an integration finds its own comment to update.
-pub const MARKER: &str = "<!-- syncguard-review -->";
+/// The comment as parts of at most `budget` bytes each, in order; one when it fits.
+pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) -> Vec<String> {
+    split(&blocks(review, blocking), budget)
+}
 
-/// Room kept for the truncation note.
-const NOTE_ROOM: usize = 400;
-
-/// The comment, at most `budget` bytes long.
-pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) -> String {
-    let mut out = String::new();
+/// The comment's blocks, each kept in one part when it fits.
+fn blocks(review: &Review, blocking: &[&Finding]) -> Vec<Block> {
     let f = &review.findings;
-    let _ = writeln!(out, "{MARKER}\n## syncguard review\n");
-    // The verdict line never says "no new blocking findings" while the run fails: what could
-    // not be judged is said first, then listed, before anything else.
-    let failing = failing_not_judged(review);
-    let plural = |n: usize, one: &str, many: &str| {
-        if n == 1 {
-            format!("{n} {one}")
-        } else {
-            format!("{n} {many}")
+    let mut out = vec![lines(&verdict(review, blocking))];
+    out.push(lines(&not_judged_list(review)));
+    if !review.errors.is_empty() {
+        let mut b = format!(
+            "### Not read on the head revision ({})\n\n",
+            review.errors.len()
+        );
+        for e in &review.errors {
+            let _ = writeln!(b, "- {}", cell(e));
         }
-    };
+        b.push('\n');
+        out.push(lines(&b));
+    }
+    out.push(lines(&summary(review, blocking)));
+    out.push(lines(&findings("Blocking findings", blocking)));
+    let plans: Vec<&AppReview> = review
+        .apps
+        .iter()
+        .filter(|a| !a.plan.is_empty() || !a.changed_hooks.is_empty())
+        .collect();
+    for (i, app) in plans.iter().enumerate() {
+        let mut b = String::new();
+        if i == 0 {
+            let _ = writeln!(b, "### Sync plan changes ({})\n", plans.len());
+        }
+        b.push_str(&plan_details(app));
+        out.push(lines(&b));
+    }
+    let diffs: Vec<&AppReview> = review
+        .apps
+        .iter()
+        .filter(|a| !a.objects.is_empty())
+        .collect();
+    for (i, app) in diffs.iter().enumerate() {
+        let mut b = Vec::new();
+        if i == 0 {
+            b.push(format!("### Manifest changes ({})\n\n", diffs.len()));
+        }
+        b.extend(manifest_details(app));
+        out.push(b);
+    }
+    let others: Vec<&Finding> = f
+        .new
+        .iter()
+        .filter(|n| !blocking.iter().any(|b| std::ptr::eq(*b, *n)))
+        .collect();
+    out.push(lines(&findings(
+        "Other new findings, not blocking",
+        &others,
+    )));
+    out.push(lines(&findings(
+        "Fixed findings",
+        &f.fixed.iter().collect::<Vec<_>>(),
+    )));
+    out.push(lines(&findings(
+        "Findings of the base not judged again (Application not judged on the head)",
+        &f.not_judged_on_head.iter().collect::<Vec<_>>(),
+    )));
+    out
+}
+
+/// The verdict line. It never says "no new blocking findings" while the run fails: what could
+/// not be judged is said first.
+fn verdict(review: &Review, blocking: &[&Finding]) -> String {
+    let failing = failing_not_judged(review);
     let blocking_line = format!(
         "{} — this change would break a sync.",
         plural(blocking.len(), "blocking finding", "blocking findings")
@@ -45,59 +101,71 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
         if !review.errors.is_empty() {
             what.push(plural(review.errors.len(), "file", "files"));
         }
-        let _ = writeln!(
-            out,
-            "**Not judged: {} could not be judged — this review is incomplete and fails.**{}\n",
+        format!(
+            "**Not judged: {} could not be judged — this review is incomplete and fails.**{}\n\n",
             what.join(" and "),
             if blocking.is_empty() {
                 String::new()
             } else {
                 format!(" Also **{blocking_line}**")
             }
-        );
+        )
     } else if !blocking.is_empty() {
-        let _ = writeln!(out, "**{blocking_line}**\n");
+        format!("**{blocking_line}**\n\n")
     } else if review.not_judged.iter().any(|n| n.on_head()) {
-        let _ = writeln!(
-            out,
-            "**No new blocking findings among the Applications judged;** {} not judged, as on the base or accepted by the baseline.\n",
+        format!(
+            "**No new blocking findings among the Applications judged;** {} not judged, as on the base or accepted by the baseline.\n\n",
             plural(
                 review.not_judged.iter().filter(|n| n.on_head()).count(),
                 "Application",
                 "Applications"
             )
-        );
+        )
     } else {
-        let _ = writeln!(out, "**No new blocking findings.**\n");
+        "**No new blocking findings.**\n\n".to_string()
     }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
+/// The Applications not judged, each with its identity, where it is defined and why.
+fn not_judged_list(review: &Review) -> String {
     let listed = not_judged(review);
-    if !listed.is_empty() {
-        let _ = writeln!(out, "### Not judged ({})\n", listed.len());
-        for n in listed {
-            let _ = writeln!(
-                out,
-                "- **{}**{} — {}{}",
-                cell(&n.id.to_string()),
-                n.origin
-                    .as_ref()
-                    .map(|o| format!(" (`{o}`)"))
-                    .unwrap_or_default(),
-                n.summary(),
-                reasons_shown(n)
-                    .iter()
-                    .map(|r| format!("<br>{}", cell(r)))
-                    .collect::<String>()
-            );
-        }
-        out.push('\n');
+    let mut out = String::new();
+    if listed.is_empty() {
+        return out;
     }
-    if !review.errors.is_empty() {
-        let _ = writeln!(out, "### Not read on the head revision\n");
-        for e in &review.errors {
-            let _ = writeln!(out, "- {}", cell(e));
-        }
-        out.push('\n');
+    let _ = writeln!(out, "### Not judged ({})\n", listed.len());
+    for n in listed {
+        let _ = writeln!(
+            out,
+            "- **{}**{} — {}{}",
+            cell(&n.id.to_string()),
+            n.origin
+                .as_ref()
+                .map(|o| format!(" (`{o}`)"))
+                .unwrap_or_default(),
+            n.summary(),
+            reasons_shown(n)
+                .iter()
+                .map(|r| format!("<br>{}", cell(r)))
+                .collect::<String>()
+        );
     }
+    out.push('\n');
+    out
+}
+
+/// The revisions and counts, and the table of the changed Applications with a total row.
+fn summary(review: &Review, blocking: &[&Finding]) -> String {
+    let f = &review.findings;
+    let mut out = String::new();
     let _ = writeln!(
         out,
         "base `{}` → head `{}` · {} of {} Applications changed · findings: {} new, {} fixed, {} unchanged\n",
@@ -116,83 +184,84 @@ pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) ->
             server.kubernetes, server.refused
         );
     }
-    if !review.apps.is_empty() {
+    if review.apps.is_empty() {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "| Application | change | sync plan | added | changed | removed | images changed | blocking findings |\n|---|---|---|--:|--:|--:|---|--:|"
+    );
+    let of_app = |a: &AppReview| {
+        blocking
+            .iter()
+            .filter(|f| f.application.as_deref() == Some(a.instance.as_str()))
+            .count()
+    };
+    let mut total = (0, 0, 0);
+    let mut attributed = 0;
+    for a in &review.apps {
+        let (added, changed, removed) = counts(&a.objects);
+        total = (total.0 + added, total.1 + changed, total.2 + removed);
+        let mine = of_app(a);
+        attributed += mine;
         let _ = writeln!(
             out,
-            "| Application | change | sync plan | objects (+ ~ -) |\n|---|---|---|---|"
+            "| {} | {} | {} | {added} | {changed} | {removed} | {} | {mine} |",
+            cell(&a.id.to_string()),
+            a.status,
+            plan_summary(a),
+            images(a.images.iter())
         );
-        for a in &review.apps {
-            let (added, changed, removed) = counts(&a.objects);
-            let _ = writeln!(
-                out,
-                "| {}{} | {} | {} | {added} {changed} {removed} |",
-                cell(&format!("{}/{}", a.id.namespace, a.id.name)),
-                if a.application_set {
-                    " (ApplicationSet)"
-                } else {
-                    ""
-                },
-                a.status,
-                plan_summary(a)
-            );
-        }
-        out.push('\n');
     }
-    findings(&mut out, "New findings", &f.new);
-    findings(&mut out, "Fixed findings", &f.fixed);
-    findings(
-        &mut out,
-        "Findings of the base not judged again (Application not judged on the head)",
-        &f.not_judged_on_head,
+    if blocking.len() > attributed {
+        let _ = writeln!(
+            out,
+            "| (outside these Applications) | | | | | | | {} |",
+            blocking.len() - attributed
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| **total: {}** | | | **{}** | **{}** | **{}** | {} | **{}** |\n",
+        plural(review.apps.len(), "Application", "Applications"),
+        total.0,
+        total.1,
+        total.2,
+        images(review.apps.iter().flat_map(|a| a.images.iter())),
+        blocking.len()
     );
-    if out.len() + NOTE_ROOM > budget {
-        return truncate(out, budget, review.apps.len());
-    }
-    let mut shown = 0;
-    for (n, app) in review.apps.iter().enumerate() {
-        let full = details(app, true);
-        let part = if out.len() + full.len() + NOTE_ROOM <= budget {
-            full
-        } else {
-            let brief = details(app, false);
-            if out.len() + brief.len() + NOTE_ROOM > budget {
-                let _ = writeln!(
-                    out,
-                    "\n> **Truncated:** {} of {} Applications are not shown here: the comment \
-                     would pass its budget of {budget} bytes. Run `syncguard review` locally, or \
-                     read its JSON output, for all of them.",
-                    review.apps.len() - n,
-                    review.apps.len()
-                );
-                return out;
-            }
-            brief
-        };
-        out.push_str(&part);
-        shown += 1;
-    }
-    let _ = shown;
     out
 }
 
-/// Cuts a comment whose head alone passes the budget at a line boundary, with the note.
-fn truncate(mut out: String, budget: usize, apps: usize) -> String {
-    let keep = budget.saturating_sub(NOTE_ROOM);
-    let mut cut = keep.min(out.len());
-    while !out.is_char_boundary(cut) {
-        cut -= 1;
+/// Image changes in a table cell: each distinct `old` → `new` (with how many containers when
+/// more than one) up to three, else how many distinct changes there are.
+fn images<'a>(changes: impl Iterator<Item = &'a ImageChange>) -> String {
+    let mut distinct: BTreeMap<(&str, &str), usize> = BTreeMap::new();
+    for c in changes {
+        *distinct.entry((&c.base, &c.head)).or_default() += 1;
     }
-    if let Some(line) = out[..cut].rfind('\n') {
-        cut = line + 1;
+    if distinct.is_empty() {
+        return "0".into();
     }
-    out.truncate(cut);
-    let _ = writeln!(
-        out,
-        "\n> **Truncated:** the findings alone pass the comment's budget of {budget} bytes; none \
-         of the {apps} Applications' diffs are shown. Run `syncguard review` locally, or read its \
-         JSON output, for everything."
-    );
-    out
+    if distinct.len() > 3 {
+        let containers: usize = distinct.values().sum();
+        return format!(
+            "{} changes in {containers} containers (see the manifest diff)",
+            distinct.len()
+        );
+    }
+    distinct
+        .iter()
+        .map(|((old, new), n)| {
+            let times = if *n > 1 {
+                format!(" ({n} containers)")
+            } else {
+                String::new()
+            };
+            format!("`{}` → `{}`{times}", cell(old), cell(new))
+        })
+        .collect::<Vec<_>>()
+        .join("<br>")
 }
 
 fn cell(text: &str) -> String {
@@ -239,9 +308,11 @@ fn plan_summary(a: &AppReview) -> String {
     }
 }
 
-fn findings(out: &mut String, title: &str, list: &[Finding]) {
+/// A list of findings under `title`; nothing when there are none.
+fn findings(title: &str, list: &[&Finding]) -> String {
+    let mut out = String::new();
     if list.is_empty() {
-        return;
+        return out;
     }
     let _ = writeln!(out, "### {title} ({})\n", list.len());
     for f in list {
@@ -268,22 +339,26 @@ fn findings(out: &mut String, title: &str, list: &[Finding]) {
         );
     }
     out.push('\n');
+    out
 }
 
-/// One Application's `<details>`: plan diff, changed hooks in full and the manifest diff
-/// (`full`), or the plan diff and the list of objects only.
-fn details(app: &AppReview, full: bool) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "<details><summary><b>{}</b> — {} ({})</summary>\n",
-        cell(&format!("{}/{}", app.id.namespace, app.id.name)),
-        app.status,
-        plan_summary(app)
+/// The opening of one Application's `<details>`, and where it is defined.
+fn opening(app: &AppReview, summary: &str) -> String {
+    let mut out = format!(
+        "<details><summary><b>{}</b> — {}</summary>\n\n",
+        cell(&app.id.to_string()),
+        summary
     );
     if let Some(origin) = &app.origin {
         let _ = writeln!(out, "Defined in `{origin}`.\n");
     }
+    out
+}
+
+/// One Application's plan diff: the steps when they changed, the objects joining, leaving or
+/// moving within the sync, and the hooks whose content changed, in full.
+fn plan_details(app: &AppReview) -> String {
+    let mut out = opening(app, &format!("{} ({})", app.status, plan_summary(app)));
     let p = &app.plan;
     if p.steps_changed() {
         let _ = writeln!(out, "| | steps |\n|---|---|");
@@ -301,6 +376,7 @@ fn details(app: &AppReview, full: bool) -> String {
         }
         out.push('\n');
     }
+    let mut listed = false;
     for a in &p.added {
         if let Some(h) = &a.head {
             let hook = if h.hook { " (hook)" } else { "" };
@@ -310,6 +386,7 @@ fn details(app: &AppReview, full: bool) -> String {
                 a.object,
                 place(h)
             );
+            listed = true;
         }
     }
     for r in &p.removed {
@@ -320,6 +397,7 @@ fn details(app: &AppReview, full: bool) -> String {
                 r.object,
                 place(b)
             );
+            listed = true;
         }
     }
     for m in &p.moved {
@@ -331,42 +409,70 @@ fn details(app: &AppReview, full: bool) -> String {
                 place(b),
                 place(h)
             );
+            listed = true;
         }
     }
-    out.push('\n');
-    if full {
-        for hook in &app.changed_hooks {
-            if let Some(ObjectChange::Changed { manifest: m, .. }) =
-                app.objects.iter().find(|c| c.object() == hook)
-            {
-                let _ = writeln!(
-                    out,
-                    "Hook `{hook}` changed (Argo CD's own diff leaves hooks out); on the head:\n\n```json\n{}\n```\n",
-                    manifest(m)
-                );
-            }
+    if listed {
+        out.push('\n');
+    }
+    for hook in &app.changed_hooks {
+        if let Some(ObjectChange::Changed { manifest: m, .. }) =
+            app.objects.iter().find(|c| c.object() == hook)
+        {
+            let _ = writeln!(
+                out,
+                "Hook `{hook}` changed (Argo CD's own diff leaves hooks out); on the head:\n\n```json\n{}\n```\n",
+                manifest(m)
+            );
         }
     }
-    let _ = writeln!(out, "```diff");
+    out.push_str("</details>\n\n");
+    out
+}
+
+/// One Application's manifest diff: each object added, removed or changed, a change as the
+/// fields that differ with their old and new values. Each object is one unit, so a diff too
+/// long for one comment is cut between objects.
+fn manifest_details(app: &AppReview) -> Block {
+    let (added, changed, removed) = counts(&app.objects);
+    let mut out = lines(&opening(
+        app,
+        &format!(
+            "{}: {added} added, {changed} changed, {removed} removed",
+            app.status
+        ),
+    ));
+    out.push("```diff\n".into());
     for o in &app.objects {
+        let mut unit = String::new();
         match o {
             ObjectChange::Added { object, .. } => {
-                let _ = writeln!(out, "+ {object}");
+                let _ = writeln!(unit, "+ {object}");
             }
             ObjectChange::Removed { object, .. } => {
-                let _ = writeln!(out, "- {object}");
+                let _ = writeln!(unit, "- {object}");
             }
             ObjectChange::Changed { object, fields, .. } => {
-                let _ = writeln!(out, "! {object}");
-                if full {
-                    for f in fields {
-                        let _ = writeln!(out, "-   {}: {}", f.path, short(&f.base));
-                        let _ = writeln!(out, "+   {}: {}", f.path, short(&f.head));
-                    }
+                let _ = writeln!(unit, "! {object}");
+                for f in fields {
+                    let _ = writeln!(unit, "-   {}: {}", f.path, one_line(&f.base));
+                    let _ = writeln!(unit, "+   {}: {}", f.path, one_line(&f.head));
                 }
             }
         }
+        out.push(unit);
     }
-    let _ = writeln!(out, "```\n\n</details>\n");
+    out.extend(lines("```\n\n</details>\n\n"));
     out
+}
+
+/// A value on one line of the diff: a string holding line breaks as a quoted JSON string, so
+/// no line of it can end the code block.
+fn one_line(v: &Option<serde_json::Value>) -> String {
+    match v {
+        Some(serde_json::Value::String(s)) if s.contains('\n') => {
+            serde_json::Value::String(s.clone()).to_string()
+        }
+        _ => short(v),
+    }
 }

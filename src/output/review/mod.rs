@@ -1,14 +1,17 @@
-//! Views of a [`Review`]: text for a terminal, JSON for tools, Markdown for a pull-request
-//! comment (within a byte budget), SARIF for code scanning.
+//! Views of a [`Review`]: text for a terminal, JSON for tools, Markdown for pull-request
+//! comments (each within a byte budget, a long review continuing in further comments), SARIF
+//! for code scanning.
 
 mod codequality;
 mod json;
 mod markdown;
+mod parts;
 mod text;
 
 pub use codequality::render_codequality;
 pub use json::render_json;
-pub use markdown::{MARKER, render_markdown};
+pub use markdown::render_markdown;
+pub use parts::MIN_BUDGET as MIN_MARKDOWN_BUDGET;
 pub use text::render_text;
 
 use serde_json::Value;
