@@ -17,10 +17,13 @@ VERSION="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$ROOT/Cargo.toml" | head -1)"
 SOURCE_URL="${IMAGE_SOURCE:-https://github.com/syncguard/syncguard}"
 BINARY=""
 OUT=""
+REVIEW=false
+TOOLS=""
 
 usage() {
     cat <<EOF
 Usage: scripts/build-image.sh [--binary PATH] [--out PATH] [--source URL]
+                              [--review [--render-tools DIR]]
 
 Builds the image the Helm chart runs (charts/syncguard: both Deployments use the \`syncguard\`
 entrypoint) without a Docker daemon, a registry or a base image, and writes it as an OCI archive
@@ -33,6 +36,18 @@ entrypoint) without a Docker daemon, a registry or a base image, and writes it a
                   goes to PATH.digest ("sha256:...").
   --source URL    org.opencontainers.image.source label (default \$IMAGE_SOURCE or
                   $SOURCE_URL).
+  --review        the image for CI jobs that review pull/merge requests (the GitLab template's
+                  default image) instead: syncguard plus helm, kustomize and jsonnet as Argo CD
+                  3.6's repo-server runs them, the job scripts in /opt/syncguard/integrations,
+                  and what they run (bash as /bin/sh, git with its https helper, python3 and
+                  its standard library, coreutils, sed, grep, awk, tar, gzip), all taken with
+                  their shared libraries from this machine's Debian; user root (a CI checkout
+                  belongs to the runner), no entrypoint, SYNCGUARD, SYNCGUARD_HELM,
+                  SYNCGUARD_KUSTOMIZE and SYNCGUARD_JSONNET set. Default archive:
+                  target/oci/syncguard-review-$VERSION.oci.tar; scripts/run-review-image.sh
+                  runs the GitLab job in it.
+  --render-tools DIR  with --review: where helm, kustomize and jsonnet are (default
+                  .tools/render-bin, built by scripts/install-render-tools.sh when missing).
 
 The image: one layer holding /usr/local/bin/syncguard, the libraries ldd names (libc, libm,
 libgcc_s, the dynamic loader), /etc/passwd and /etc/group (root and nonroot 65532),
@@ -63,10 +78,26 @@ while [[ $# -gt 0 ]]; do
         --out=*) OUT="${1#*=}"; shift ;;
         --source) SOURCE_URL="${2:?--source needs a URL}"; shift 2 ;;
         --source=*) SOURCE_URL="${1#*=}"; shift ;;
+        --review) REVIEW=true; shift ;;
+        --render-tools) TOOLS="${2:?--render-tools needs a directory}"; shift 2 ;;
+        --render-tools=*) TOOLS="${1#*=}"; shift ;;
         *) echo "build-image: unknown argument '$1' (see --help)" >&2; exit 1 ;;
     esac
 done
-OUT="${OUT:-$ROOT/target/oci/syncguard-$VERSION.oci.tar}"
+if [[ "$REVIEW" == true ]]; then
+    OUT="${OUT:-$ROOT/target/oci/syncguard-review-$VERSION.oci.tar}"
+    if [[ -z "$TOOLS" ]]; then
+        TOOLS="$ROOT/.tools/render-bin"
+        for t in helm kustomize jsonnet; do
+            [[ -x "$TOOLS/$t" ]] || { "$ROOT/scripts/install-render-tools.sh" || exit $?; break; }
+        done
+    fi
+    for t in helm kustomize jsonnet; do
+        [[ -x "$TOOLS/$t" ]] || { echo "build-image: $TOOLS/$t is missing (give --render-tools DIR)" >&2; exit 1; }
+    done
+else
+    OUT="${OUT:-$ROOT/target/oci/syncguard-$VERSION.oci.tar}"
+fi
 
 # need COMMAND PACKAGE: install PACKAGE from Debian when COMMAND is missing (root + apt-get only).
 need() {
@@ -128,10 +159,79 @@ for lib in $libs; do
     mkdir -p "$RFS$(dirname "$lib")"
     install -m 0755 "$(readlink -f "$lib")" "$RFS$lib"
 done
-cat >"$RFS/etc/passwd" <<'EOF'
+
+# add_program PATH [AS]: a program of this machine at PATH (or AS) in the image, with the shared
+# libraries it links, each at the path the loader looks for it.
+add_program() {
+    local from="$1" to="${2:-$1}" lib
+    mkdir -p "$RFS$(dirname "$to")"
+    install -m 0755 "$(readlink -f "$from")" "$RFS$to"
+    if ldd "$from" >/dev/null 2>&1; then
+        if ldd "$from" | grep -q 'not found'; then
+            ldd "$from" >&2
+            echo "build-image: cannot resolve the shared libraries of $from on this machine" >&2
+            exit 1
+        fi
+        for lib in $(ldd "$from" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+            [[ -e "$RFS$lib" ]] && continue
+            mkdir -p "$RFS$(dirname "$lib")"
+            install -m 0755 "$(readlink -f "$lib")" "$RFS$lib"
+        done
+    fi
+}
+
+if [[ "$REVIEW" == true ]]; then
+    for t in helm kustomize jsonnet; do install -m 0755 "$(readlink -f "$TOOLS/$t")" "$RFS/usr/local/bin/$t"; done
+    # What the job scripts run (integrations/gitlab/job.sh, review.sh, upsert-comment.py) and
+    # what a CI job's own script lines usually need. Debian's, not a user's (pyenv, asdf).
+    for p in bash git sed grep awk tar gzip find sha256sum mktemp cat mkdir rm mv cp cut \
+        tr head tail sort uniq wc dirname basename env date ls chmod ln readlink tee xargs sleep \
+        id uname stat touch; do
+        path="$(PATH=/usr/bin:/bin command -v "$p")" || { echo "build-image: $p is needed for --review and is not in /usr/bin" >&2; exit 2; }
+        add_program "$path" "/usr/bin/$p"
+    done
+    mkdir -p "$RFS/bin"
+    ln -s /usr/bin/bash "$RFS/bin/bash"
+    ln -s /usr/bin/bash "$RFS/bin/sh"
+    # git runs its https transport as a separate program (a fetch of the base commit).
+    for helper in git-remote-http git-remote-https; do
+        if [[ -x "/usr/lib/git-core/$helper" ]]; then add_program "/usr/lib/git-core/$helper"; fi
+    done
+    # Debian's python3, its standard library and its compiled modules (with their libraries),
+    # without the parts no script here imports (tests, IDLE, Tk, 2to3, pip's bootstrap).
+    [[ -x /usr/bin/python3 ]] || need python3 python3-minimal
+    py="$(readlink -f /usr/bin/python3)"
+    pyver="$(basename "$py")"
+    pylib="/usr/lib/$pyver"
+    [[ -d "$pylib" ]] || { echo "build-image: $pylib is missing (Debian's python3 is needed for --review)" >&2; exit 2; }
+    mkdir -p "$RFS$pylib"
+    tar -C "$pylib" --exclude=./test --exclude=./idlelib --exclude=./tkinter --exclude=./turtledemo \
+        --exclude=./lib2to3 --exclude=./ensurepip --exclude='./config-*' --exclude='__pycache__' \
+        --exclude=./site-packages --exclude=./dist-packages -cf - . | tar -C "$RFS$pylib" -xf -
+    for so in "$RFS$pylib"/lib-dynload/*.so; do
+        [[ -e "$so" ]] || continue
+        add_program "$pylib/lib-dynload/$(basename "$so")"
+    done
+    add_program "$py" "/usr/bin/$pyver"
+    ln -sf "$pyver" "$RFS/usr/bin/python3"
+    mkdir -p "$RFS/opt/syncguard/integrations/gitlab" "$RFS/root"
+    for f in integrations/review.sh integrations/install.sh integrations/upsert-comment.py integrations/gitlab/job.sh; do
+        install -m 0755 "$ROOT/$f" "$RFS/opt/syncguard/$f"
+    done
+    # install.sh reads the version of the scripts' checkout.
+    install -m 0644 "$ROOT/Cargo.toml" "$RFS/opt/syncguard/Cargo.toml"
+    # A CI checkout belongs to the runner's user, not to the job's: git refuses such a
+    # repository unless told it is safe.
+    printf '[safe]\n\tdirectory = *\n' >"$RFS/etc/gitconfig"
+fi
+if [[ "$REVIEW" == true ]]; then
+    printf 'root:x:0:0:root:/root:/bin/bash\nnonroot:x:65532:65532:nonroot:/:/sbin/nologin\n' >"$RFS/etc/passwd"
+else
+    cat >"$RFS/etc/passwd" <<'EOF'
 root:x:0:0:root:/root:/sbin/nologin
 nonroot:x:65532:65532:nonroot:/:/sbin/nologin
 EOF
+fi
 cat >"$RFS/etc/group" <<'EOF'
 root:x:0:
 nonroot:x:65532:
@@ -146,6 +246,7 @@ EOF
 install -m 0644 "$CA_BUNDLE" "$RFS/etc/ssl/certs/ca-certificates.crt"
 find "$RFS" -type d -exec chmod 0755 {} +
 chmod 0644 "$RFS/etc/passwd" "$RFS/etc/group" "$RFS/etc/nsswitch.conf"
+[[ ! -f "$RFS/etc/gitconfig" ]] || chmod 0644 "$RFS/etc/gitconfig"
 chmod 1777 "$RFS/tmp"
 
 # --- the OCI image layout ------------------------------------------------------------------
@@ -170,7 +271,8 @@ blob() {
 
 tar_sorted "$RFS" "$WORK/layer.tar"
 diff_id="sha256:$(sha256sum "$WORK/layer.tar" | cut -d' ' -f1)"
-gzip -n -9 "$WORK/layer.tar"
+# The review image holds helm, kustomize and python: -6 packs it in a third of the time.
+if [[ "$REVIEW" == true ]]; then gzip -n -6 "$WORK/layer.tar"; else gzip -n -9 "$WORK/layer.tar"; fi
 layer="$(blob "$WORK/layer.tar.gz" application/vnd.oci.image.layer.v1.tar+gzip)"
 
 labels="$(jq -cn --arg src "$SOURCE_URL" --arg v "$VERSION" --arg rev "$REVISION" --arg c "$CREATED" '{
@@ -180,14 +282,28 @@ labels="$(jq -cn --arg src "$SOURCE_URL" --arg v "$VERSION" --arg rev "$REVISION
     "org.opencontainers.image.created": $c,
     "org.opencontainers.image.title": "syncguard",
     "org.opencontainers.image.description": "Argo CD admission webhook, CLI and reconciler"}')"
-jq -cn --arg c "$CREATED" --arg arch "$ARCH" --arg diff "$diff_id" --argjson labels "$labels" '{
+if [[ "$REVIEW" == true ]]; then
+    labels="$(jq -c '. + {"org.opencontainers.image.title": "syncguard-review",
+        "org.opencontainers.image.description": "syncguard review for CI jobs, with the render tools Argo CD runs"}' <<<"$labels")"
+    process='{
+        "User": "0:0",
+        "Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt",
+              "HOME=/root", "SYNCGUARD=/usr/local/bin/syncguard", "SYNCGUARD_HELM=/usr/local/bin/helm",
+              "SYNCGUARD_KUSTOMIZE=/usr/local/bin/kustomize", "SYNCGUARD_JSONNET=/usr/local/bin/jsonnet",
+              "SYNCGUARD_HOME=/opt/syncguard"],
+        "Cmd": ["/bin/bash"],
+        "WorkingDir": "/"}'
+else
+    process='{
+        "User": "65532:65532",
+        "Env": ["PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"],
+        "Entrypoint": ["/usr/local/bin/syncguard"],
+        "WorkingDir": "/"}'
+fi
+jq -cn --arg c "$CREATED" --arg arch "$ARCH" --arg diff "$diff_id" --argjson labels "$labels" \
+    --argjson process "$process" '{
     created: $c, architecture: $arch, os: "linux",
-    config: {
-        User: "65532:65532",
-        Env: ["PATH=/usr/local/bin:/usr/bin:/bin", "SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt"],
-        Entrypoint: ["/usr/local/bin/syncguard"],
-        WorkingDir: "/",
-        Labels: $labels},
+    config: ($process + {Labels: $labels}),
     rootfs: {type: "layers", diff_ids: [$diff]},
     history: [{created: $c, created_by: "scripts/build-image.sh"}]}' >"$WORK/config.json"
 config="$(blob "$WORK/config.json" application/vnd.oci.image.config.v1+json)"

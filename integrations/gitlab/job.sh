@@ -13,7 +13,8 @@ export SYNCGUARD_OUT_DIR="${SYNCGUARD_OUT_DIR:-${CI_PROJECT_DIR:-$PWD}/.syncguar
 # syncguard (and with SYNCGUARD_INSTALL_RENDER_TOOLS=true helm, kustomize and jsonnet) from the
 # prebuilt, checksum-verified release assets (integrations/install.sh), unless SYNCGUARD names a
 # binary; building from source is only the fallback.
-if [[ -z "${SYNCGUARD:-}" || "${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" == true ]]; then
+# The review image (scripts/build-image.sh --review) has both already.
+if [[ -z "${SYNCGUARD:-}" || ("${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" == true && -z "${SYNCGUARD_HELM:-}") ]]; then
     installed="$(SYNCGUARD_BIN="${SYNCGUARD:-}" INSTALL_RENDER_TOOLS="${SYNCGUARD_INSTALL_RENDER_TOOLS:-false}" GITHUB_ENV= "$HERE/integrations/install.sh")"
     while IFS='=' read -r name value; do
         [[ -n "$name" ]] && export "$name=$value"
