@@ -560,6 +560,8 @@ fn kustomize_enable_helm_pulls_charts_outside_the_checkout() {
         "apiVersion: v2\nname: mini\nversion: 0.2.0\n",
     )
     .expect("Chart.yaml");
+    // kustomize reads the pulled chart's values.yaml (its evalsymlink fails without one).
+    std::fs::write(chart.join("values.yaml"), "greeting: hi\n").expect("values.yaml");
     std::fs::write(
         chart.join("templates/cm.yaml"),
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: '{{ .Release.Name }}-mini'}\n",
