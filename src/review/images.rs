@@ -10,7 +10,7 @@ use super::objects::ObjectId;
 use crate::model::Resource;
 
 /// One container whose image changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ImageChange {
     pub object: ObjectId,
     /// `containers/web`, `initContainers/migrate`.

@@ -20,6 +20,7 @@ pub fn render_json(review: &Review, blocking: usize) -> Result<String, serde_jso
                 "application_set": a.application_set,
                 "plan": a.plan,
                 "changed_hooks": a.changed_hooks,
+                "images": a.images,
                 "objects": a.objects,
             })
         })

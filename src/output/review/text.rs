@@ -120,6 +120,13 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
                 );
             }
         }
+        for i in &app.images {
+            let _ = writeln!(
+                out,
+                "  image of {} {}: {} -> {}",
+                i.object, i.container, i.base, i.head
+            );
+        }
         for hook in &app.changed_hooks {
             if let Some(ObjectChange::Changed { manifest: m, .. }) =
                 app.objects.iter().find(|c| c.object() == hook)
