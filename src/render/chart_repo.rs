@@ -366,6 +366,9 @@ impl PullFailure {
             "forbidden",
             "denied",
             "authentication required",
+            // An OCI registry that wants a login helm does not have.
+            "credential not found",
+            "no basic auth credentials",
         ]
         .iter()
         .any(|m| lower.contains(m))
