@@ -352,6 +352,37 @@ fn a_chart_repository_with_basic_auth_is_pulled_once_and_templated_as_argo_cd_do
     assert!(out.contains("\"mode\":\"fast\""), "{out}");
 }
 
+/// A multi-source Application: the chart of a chart repository with a value file of the git
+/// checkout (`$values/...`), as Argo CD's `$ref` value files work.
+#[test]
+fn a_pulled_chart_takes_value_files_from_a_ref_source() {
+    let Some(helm) = helm_bin() else { return };
+    let server = ChartServer::start(&helm, &["1.0.0"], false);
+    let repo = tempfile::tempdir().expect("temp dir");
+    let root = repo.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", render_support::REPO_URL]);
+    std::fs::create_dir_all(root.join("envs")).expect("mkdir");
+    std::fs::write(root.join("envs/prod.yaml"), "replicas: 5
+port: 8080
+").expect("write");
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "values"]);
+    let app = format!(
+        "apiVersion: argoproj.io/v1alpha1\nkind: Application\nmetadata: {{name: web, namespace: argocd}}\n\
+         spec:\n  destination: {{namespace: shop}}\n  sources:\n  \
+         - {{repoURL: '{}', chart: web, targetRevision: 1.0.0, helm: {{valueFiles: [$values/envs/prod.yaml]}}}}\n  \
+         - {{repoURL: '{}', targetRevision: main, ref: values}}\n",
+        server.url,
+        render_support::REPO_URL
+    );
+    let cache = tempfile::tempdir().expect("temp dir");
+    let (code, out, err) = render(root, &helm, cache.path(), &app, &[], &[]);
+    assert_eq!(code, 0, "{err}\n{out}");
+    assert!(out.contains("\"replicas\":5"), "{out}");
+    assert!(out.contains("\"containerPort\":8080"), "{out}");
+}
+
 #[test]
 fn refused_credentials_and_missing_versions_are_errors_that_say_what_to_fix() {
     let Some(helm) = helm_bin() else { return };
