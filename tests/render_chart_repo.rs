@@ -363,9 +363,7 @@ fn a_pulled_chart_takes_value_files_from_a_ref_source() {
     git(root, &["init", "-q", "-b", "main"]);
     git(root, &["remote", "add", "origin", render_support::REPO_URL]);
     std::fs::create_dir_all(root.join("envs")).expect("mkdir");
-    std::fs::write(root.join("envs/prod.yaml"), "replicas: 5
-port: 8080
-").expect("write");
+    std::fs::write(root.join("envs/prod.yaml"), "replicas: 5\nport: 8080\n").expect("write");
     git(root, &["add", "-A"]);
     git(root, &["commit", "-q", "-m", "values"]);
     let app = format!(
