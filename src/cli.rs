@@ -128,6 +128,12 @@ pub enum Command {
     /// exclude, Jsonnet with the jsonnet command), Helm (helm template with Argo CD's arguments) and Kustomize (Argo CD's edits in
     /// a copy of the checkout, then kustomize build), multi-source `$values` references and
     /// app-of-apps children are rendered; a config management plugin cannot be outside Argo CD.
+    /// Helm charts from chart repositories and OCI registries (`chart:` with an https://
+    /// repoURL or a scheme-less registry, `oci://` sources) are pulled with helm as the
+    /// repo-server pulls them, with the credentials of Helm's repositories.yaml, `helm registry
+    /// login` or SYNCGUARD_CHART_REPO_<ID>_URL/_USERNAME/_PASSWORD, into --chart-cache; an
+    /// unreachable repository, refused credentials or a missing version is that
+    /// Application's error.
     ///
     /// Exit codes: 0 every Application rendered, 2 an input or an Application could not be
     /// rendered (every other Application is still rendered and printed).
@@ -137,12 +143,16 @@ pub enum Command {
     ///   syncguard render apps/ | syncguard check -
     ///
     ///   syncguard render apps/web.yaml --repo https://github.com/org/config=../config
+    ///
+    ///   SYNCGUARD_CHART_REPO_CORP_URL=https://charts.corp.example SYNCGUARD_CHART_REPO_CORP_USERNAME=ci \
+    ///   SYNCGUARD_CHART_REPO_CORP_PASSWORD="$TOKEN" syncguard render apps/
     Render(RenderArgs),
 
     /// Review a change to a GitOps repository: what it does to every Argo CD sync.
     ///
     /// Checks the base and head revisions out into temporary worktrees (the committed trees,
-    /// as Argo CD renders them; no network), renders every Application under PATH on both
+    /// as Argo CD renders them; the network only for charts of chart repositories and OCI
+    /// registries, each version pulled once into --chart-cache), renders every Application under PATH on both
     /// (as `syncguard render` does), plans and checks them, and reports for every Application
     /// whose rendered objects differ: the plan diff (steps and what they wait for, objects
     /// joining, leaving or moving between phases and waves, hooks whose content changed, shown
@@ -150,9 +160,10 @@ pub enum Command {
     /// on the head, fixed by it and unchanged. Findings already on the base never fail the run
     /// unless --fail-on-existing.
     ///
-    /// Every view starts with the Applications that could not be judged and why (a Helm
-    /// chart-repository or OCI source, another repository, a config management plugin, a
-    /// render error), before any verdict; the count of Applications includes them.
+    /// Every view starts with the Applications that could not be judged and why (a chart
+    /// repository unreachable, credentials refused, a chart version not found, another
+    /// repository, a config management plugin, a render error), before any verdict; the count
+    /// of Applications includes them.
     ///
     /// Exit codes: 0 nothing new blocking and every Application judged; 1 a new blocking
     /// finding; 2 something could not be judged (an Application not rendered on the head for a
@@ -1137,6 +1148,26 @@ pub struct RenderFlags {
     /// How long one helm or kustomize run may take.
     #[arg(long = "render-timeout", value_name = "DURATION", default_value = "2m", value_parser = parse_duration)]
     pub render_timeout: std::time::Duration,
+
+    /// Where charts pulled from chart repositories and OCI registries are kept, by repository,
+    /// chart and version, so a second render does not fetch them again (default:
+    /// `$XDG_CACHE_HOME/syncguard/charts`, else `~/.cache/syncguard/charts`). Delete it to
+    /// fetch again. Credentials for the pulls: Helm's `repositories.yaml` (`helm repo add
+    /// --username`), `helm registry login`, or SYNCGUARD_CHART_REPO_<ID>_URL, _USERNAME and
+    /// _PASSWORD for the repositories under a URL prefix (docs/render.md).
+    #[arg(long, value_name = "DIR", env = "SYNCGUARD_CHART_CACHE")]
+    pub chart_cache: Option<PathBuf>,
+
+    /// An OCI registry (`host:port`, as in the source's repoURL) spoken to over plain HTTP
+    /// instead of HTTPS, as Argo CD's repository setting `insecureOCIForceHttp` does (repeatable
+    /// or comma-separated), e.g. `--oci-plain-http localhost:5000`.
+    #[arg(
+        long = "oci-plain-http",
+        value_name = "REGISTRY",
+        env = "SYNCGUARD_OCI_PLAIN_HTTP",
+        value_delimiter = ','
+    )]
+    pub oci_plain_http: Vec<String>,
 }
 
 /// `syncguard review`.

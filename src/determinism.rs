@@ -763,7 +763,7 @@ fn run_error(
             command,
             error,
         },
-        RunFailure::Exit { status, stderr } => DeterminismError::Failed {
+        RunFailure::Exit { status, stderr, .. } => DeterminismError::Failed {
             run,
             command,
             status,

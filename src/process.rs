@@ -37,6 +37,9 @@ pub enum RunFailure {
         status: ExitStatus,
         /// Everything it wrote to stderr.
         stderr: Vec<u8>,
+        /// Everything it wrote to stdout (some commands, `helm repo update`, explain a failure
+        /// there).
+        stdout: Vec<u8>,
     },
     /// The command was still running (or its output still open) at the deadline; its process
     /// group was killed.
@@ -73,9 +76,24 @@ pub fn run_argv(argv: &[String], timeout: Option<Duration>) -> Result<Vec<u8>, R
 ///
 /// Stdin is `/dev/null` because a render has no input to read: a command that waits on stdin
 /// would otherwise hang until the timeout, and each run would see different input anyway.
-pub fn run(mut command: Command, timeout: Option<Duration>) -> Result<Vec<u8>, RunFailure> {
+pub fn run(command: Command, timeout: Option<Duration>) -> Result<Vec<u8>, RunFailure> {
+    run_with_input(command, None, timeout)
+}
+
+/// [`run`] with `input` written to the command's stdin (then closed) instead of `/dev/null`:
+/// for a secret a command reads from stdin (`helm registry login --password-stdin`), so that it
+/// is never on a command line other processes can read.
+pub fn run_with_input(
+    mut command: Command,
+    input: Option<&[u8]>,
+    timeout: Option<Duration>,
+) -> Result<Vec<u8>, RunFailure> {
     command
-        .stdin(Stdio::null())
+        .stdin(if input.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     #[cfg(unix)]
@@ -90,6 +108,12 @@ pub fn run(mut command: Command, timeout: Option<Duration>) -> Result<Vec<u8>, R
     // Killed with its group if the process is stopped by a signal meanwhile (`interrupt`).
     #[cfg(unix)]
     let _group = crate::interrupt::register(crate::interrupt::Leftover::ProcessGroup(child.id()));
+    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+        // Small inputs only (a password): the pipe's buffer holds them, so this cannot block on
+        // a child that reads nothing. A child that exits first gives an error, ignored: its
+        // exit status says what happened.
+        let _ = io::Write::write_all(&mut stdin, input);
+    }
     let (tx, rx) = mpsc::channel();
     let readers = spawn_reader(Stream::Stdout, child.stdout.take(), tx.clone())
         .and_then(|()| spawn_reader(Stream::Stderr, child.stderr.take(), tx));
@@ -127,7 +151,11 @@ fn wait(
             return if status.success() {
                 Ok(stdout)
             } else {
-                Err(RunFailure::Exit { status, stderr })
+                Err(RunFailure::Exit {
+                    status,
+                    stderr,
+                    stdout,
+                })
             };
         }
         let wait_for = match deadline {
@@ -230,13 +258,20 @@ mod tests {
 
     #[test]
     fn a_failing_command_keeps_its_stderr_and_status() {
-        let Err(RunFailure::Exit { status, stderr }) =
-            run_argv(&argv(&["sh", "-c", "echo boom >&2; exit 3"]), None)
+        let Err(RunFailure::Exit {
+            status,
+            stderr,
+            stdout,
+        }) = run_argv(
+            &argv(&["sh", "-c", "echo said; echo boom >&2; exit 3"]),
+            None,
+        )
         else {
             panic!("expected an exit failure");
         };
         assert_eq!(status.code(), Some(3));
         assert_eq!(stderr, b"boom\n");
+        assert_eq!(stdout, b"said\n");
     }
 
     #[test]

@@ -562,7 +562,7 @@ fn config(value: &str) -> String {
 /// 0. `web` in `argocd` (prod) and `web` in `argocd-stage`, each rendering a ConfigMap `cfg`;
 ///    prod with two `generateName` PreSync hooks; an ApplicationSet `web` in `argocd`.
 /// 1. adds `legacy` (a config management plugin) and `charted` (a Helm chart repository that
-///    cannot be reached): neither can be rendered here.
+///    cannot be reached): neither can be rendered.
 /// 2. changes stage's ConfigMap and prod's second hook only.
 /// 3. breaks prod's render (a file that is not YAML).
 fn gitops_history() -> (tempfile::TempDir, Vec<String>) {
@@ -627,7 +627,8 @@ fn gitops_history() -> (tempfile::TempDir, Vec<String>) {
         &application(
             "charted",
             "argocd",
-            "{repoURL: 'https://charts.invalid.example', chart: podinfo, targetRevision: 6.0.0}",
+            // Port 1 of loopback: nothing listens there.
+            "{repoURL: 'http://127.0.0.1:1', chart: podinfo, targetRevision: 6.0.0}",
             "charted",
         ),
     );
@@ -719,6 +720,9 @@ fn applications_are_namespace_and_name_and_generate_name_hooks_keep_their_place(
 
 #[test]
 fn what_cannot_be_rendered_is_listed_first_and_fails_the_run_unless_baselined() {
+    // The chart is pulled with helm; without it the reason would be helm's absence.
+    let Some(tools) = tools() else { return };
+    let review_plain = |dir: &Path, args: &[&str]| review(dir, &tools, args);
     let (repo, c) = gitops_history();
     let (code, md, stderr) = review_plain(
         repo.path(),
@@ -739,7 +743,10 @@ fn what_cannot_be_rendered_is_listed_first_and_fails_the_run_unless_baselined() 
         "{text}"
     );
     assert!(text.contains("plugin: source"), "{text}");
-    assert!(text.contains("chart-repository: source"), "{text}");
+    assert!(
+        text.contains("chart-repository-unreachable: source"),
+        "{text}"
+    );
     // The JSON output's baseline accepts them.
     let (_, stdout, _) = review_plain(
         repo.path(),

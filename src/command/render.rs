@@ -334,6 +334,16 @@ pub(crate) fn options(args: &RenderFlags) -> Result<RenderOptions, String> {
             .map(str::to_string)
             .collect(),
         timeout: Some(args.render_timeout),
+        chart_cache: args
+            .chart_cache
+            .clone()
+            .unwrap_or_else(crate::render::default_chart_cache),
+        oci_plain_http: args
+            .oci_plain_http
+            .iter()
+            .map(|r| r.trim().to_string())
+            .filter(|r| !r.is_empty())
+            .collect(),
     })
 }
 

@@ -494,6 +494,7 @@ mod tests {
             refs: &[],
             multi_source: false,
             options: &options,
+            chart: None,
         };
         let spec = HelmSpec::from_value(spec.sources[0].blocks.helm.as_ref())?;
         let work = tempfile::tempdir().unwrap();

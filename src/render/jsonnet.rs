@@ -170,6 +170,7 @@ mod tests {
             refs: &[],
             multi_source: false,
             options,
+            chart: None,
         }
     }
 

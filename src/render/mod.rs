@@ -14,6 +14,8 @@
 //! files. Config management plugins cannot be rendered outside Argo CD and are reported as such.
 
 mod appset;
+mod chart_repo;
+mod credentials;
 mod directory;
 mod discover;
 mod env;
@@ -34,6 +36,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use appset::{clusters_of, is_application_set};
+pub use chart_repo::{
+    FAILED as CHART_PULL_FAILED, NOT_FOUND as CHART_VERSION_NOT_FOUND,
+    REFUSED as CHART_CREDENTIALS_REFUSED, UNREACHABLE as CHART_REPOSITORY_UNREACHABLE,
+    default_cache as default_chart_cache,
+};
 pub use discover::{
     ChartApplications, ChartPaths, UnrenderedChart, applications_in, chart_applications,
     chart_paths, renders_chart,
@@ -151,6 +158,12 @@ pub struct RenderOptions {
     /// Objects holding the cluster Secrets ApplicationSets' clusters generators choose among
     /// (`--clusters`), besides those of the input.
     pub clusters: Vec<Resource>,
+    /// Where charts pulled from chart repositories and OCI registries are kept, by repository,
+    /// chart and version (`--chart-cache`).
+    pub chart_cache: PathBuf,
+    /// OCI registries (`host:port`) spoken to over plain HTTP (`--oci-plain-http`; Argo CD's
+    /// `insecureOCIForceHttp`).
+    pub oci_plain_http: Vec<String>,
 }
 
 impl Default for RenderOptions {
@@ -166,6 +179,8 @@ impl Default for RenderOptions {
             api_versions: Vec::new(),
             timeout: Some(Duration::from_secs(120)),
             clusters: Vec::new(),
+            chart_cache: chart_repo::default_cache(),
+            oci_plain_http: Vec::new(),
         }
     }
 }
@@ -185,12 +200,16 @@ pub(crate) struct SourceCtx<'a> {
     pub refs: &'a [(String, Option<PathBuf>)],
     pub multi_source: bool,
     pub options: &'a RenderOptions,
+    /// A pulled chart's `name-version` (`web-2.0.0`): the label of its objects, instead of a
+    /// path of the checkout.
+    pub chart: Option<String>,
 }
 
 impl SourceCtx<'_> {
-    /// The source's path as written, or `.` for the repository root.
+    /// The source's path as written, or `.` for the repository root; a pulled chart's
+    /// `name-version`.
     pub fn label(&self) -> &str {
-        self.source.path_label()
+        self.chart.as_deref().unwrap_or(self.source.path_label())
     }
 }
 
@@ -424,28 +443,51 @@ fn render_app(
         if spec.multi_source && source.path.is_empty() && source.chart.is_empty() {
             continue;
         }
-        if !source.chart.is_empty() {
-            out.skipped.push(format!(
-                "{which}: Helm chart {} from a chart repository, not from a checkout",
-                source.chart
-            ));
-            continue;
-        }
-        let Some(root) = repos.dir_for(&source.repo_url) else {
-            out.skipped.push(format!(
-                "{which}: not the local repository (map it with --repo {}=DIR)",
-                source.repo_url
-            ));
-            continue;
+        // A chart repository or OCI registry: pulled (or read from the cache) and rendered
+        // from there; `ARGOCD_APP_REVISION` is the version pulled, as in Argo CD.
+        let fetched;
+        let (root, revision, chart) = match chart_repo::Origin::of(source) {
+            Some(origin) => {
+                let pass = source
+                    .blocks
+                    .helm
+                    .as_ref()
+                    .and_then(|h| h.get("passCredentials"))
+                    .and_then(serde_json::Value::as_bool)
+                    .unwrap_or(false);
+                match chart_repo::fetch(&origin, source, pass, options) {
+                    Ok(f) => fetched = f,
+                    Err(e) => {
+                        out.errors.push(format!("{which}: {e}"));
+                        continue;
+                    }
+                }
+                (
+                    fetched.dir.as_path(),
+                    fetched.version.as_str(),
+                    Some(format!("{}-{}", origin.chart(), fetched.version)),
+                )
+            }
+            None => {
+                let Some(root) = repos.dir_for(&source.repo_url) else {
+                    out.skipped.push(format!(
+                        "{which}: not the local repository (map it with --repo {}=DIR)",
+                        source.repo_url
+                    ));
+                    continue;
+                };
+                let revision = repos
+                    .find(&source.repo_url)
+                    .map(|c| c.revision.as_str())
+                    .unwrap_or_default();
+                (root, revision, None)
+            }
         };
         let env = AppEnv::new(&EnvInputs {
             app_name: &app,
             namespace: &spec.destination_namespace,
             project: &spec.project,
-            revision: repos
-                .find(&source.repo_url)
-                .map(|c| c.revision.as_str())
-                .unwrap_or_default(),
+            revision,
             repo_url: &source.repo_url,
             path: &source.path,
             target_revision: &source.target_revision,
@@ -460,6 +502,7 @@ fn render_app(
             refs: &refs,
             multi_source: spec.multi_source,
             options,
+            chart,
         };
         match render_source(ctx) {
             Ok(objects) => out.resources.extend(

@@ -1,6 +1,7 @@
-//! The Applications a review could not judge, and why: a source syncguard does not render (a
-//! Helm chart repository or OCI registry, another repository, a config management plugin) or
-//! one that failed to render. A review that leaves an Application out says so first, so that
+//! The Applications a review could not judge, and why: a source syncguard does not render
+//! (another repository, a config management plugin), a chart that could not be pulled (the
+//! repository unreachable, the credentials refused, the version not there), or one that failed
+//! to render. A review that leaves an Application out says so first, so that
 //! it never reads as "all clear"; what was already so on the base, or what a baseline file
 //! accepts, does not fail the run.
 
@@ -11,8 +12,9 @@ use super::snapshot::{AppId, AppState};
 /// Why (part of) an Application was not rendered.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Reason {
-    /// `chart-repository`, `oci`, `other-repository`, `plugin`, `not-rendered` (data a
-    /// generator needs that syncguard does not read) or `render-error`.
+    /// `chart-repository-unreachable`, `chart-credentials-refused`, `chart-version-not-found`,
+    /// `chart-pull-failed` (a chart repository or OCI registry), `other-repository`, `plugin`,
+    /// `not-rendered` (data a generator needs that syncguard does not read) or `render-error`.
     pub reason: &'static str,
     /// The source and the message.
     pub detail: String,
@@ -51,12 +53,22 @@ pub struct NotJudged {
 }
 
 fn classify(skipped: bool, line: &str) -> &'static str {
+    use crate::render::{
+        CHART_CREDENTIALS_REFUSED, CHART_PULL_FAILED, CHART_REPOSITORY_UNREACHABLE,
+        CHART_VERSION_NOT_FOUND,
+    };
+    // A chart pull's error starts (after the source) with the reason render gave it.
+    let chart_reason = |reason: &str| line.contains(&format!(": {reason}: "));
     if line.contains("config management plugin") {
         "plugin"
-    } else if line.contains("Helm chart") && line.contains("oci://") {
-        "oci"
-    } else if line.contains("Helm chart") {
-        "chart-repository"
+    } else if chart_reason(CHART_REPOSITORY_UNREACHABLE) {
+        "chart-repository-unreachable"
+    } else if chart_reason(CHART_CREDENTIALS_REFUSED) {
+        "chart-credentials-refused"
+    } else if chart_reason(CHART_VERSION_NOT_FOUND) {
+        "chart-version-not-found"
+    } else if chart_reason(CHART_PULL_FAILED) {
+        "chart-pull-failed"
     } else if line.contains("not the local repository")
         || line.contains("is not a local repository")
     {
@@ -230,6 +242,37 @@ mod tests {
     }
 
     #[test]
+    fn chart_pull_failures_are_distinct_reasons() {
+        let line = |reason: &str| {
+            format!("source http://127.0.0.1:1: {reason}: chart web version \"1.0.0\" from x")
+        };
+        assert_eq!(
+            classify(false, &line(crate::render::CHART_REPOSITORY_UNREACHABLE)),
+            "chart-repository-unreachable"
+        );
+        assert_eq!(
+            classify(false, &line(crate::render::CHART_CREDENTIALS_REFUSED)),
+            "chart-credentials-refused"
+        );
+        assert_eq!(
+            classify(false, &line(crate::render::CHART_VERSION_NOT_FOUND)),
+            "chart-version-not-found"
+        );
+        assert_eq!(
+            classify(false, &line(crate::render::CHART_PULL_FAILED)),
+            "chart-pull-failed"
+        );
+        // A template that merely mentions the words is a render error.
+        assert_eq!(
+            classify(
+                false,
+                "source x: helm template failed: chart version not found in values"
+            ),
+            "render-error"
+        );
+    }
+
+    #[test]
     fn a_baseline_accepts_its_application_for_its_reason_only() {
         let b = Baseline::parse(
             r#"{"version": 1, "not_judged": [{"namespace": "argocd", "name": "legacy", "reason": "plugin"}]}"#,
@@ -241,11 +284,12 @@ mod tests {
         other.id.namespace = "team".into();
         assert!(!b.accepts(&other));
         // What the JSON output offers round-trips.
-        let written = serde_json::to_string(&Baseline::of(&[not_judged("oci")])).unwrap();
+        let written =
+            serde_json::to_string(&Baseline::of(&[not_judged("chart-version-not-found")])).unwrap();
         assert!(
             Baseline::parse(&written)
                 .unwrap()
-                .accepts(&not_judged("oci"))
+                .accepts(&not_judged("chart-version-not-found"))
         );
         assert!(Baseline::parse(r#"{"version": 2}"#).is_err());
     }

@@ -142,6 +142,12 @@ pub fn syncguard(dir: &Path, args: &[&str]) -> std::process::Output {
         .env_remove("SYNCGUARD_HELM")
         .env_remove("SYNCGUARD_KUSTOMIZE")
         .env_remove("SYNCGUARD_JSONNET")
+        // A chart source pulls into the chart cache: one of the temporary directory, not the
+        // user's.
+        .env(
+            "SYNCGUARD_CHART_CACHE",
+            std::env::temp_dir().join("syncguard-test-chart-cache"),
+        )
         .output()
         .expect("run syncguard")
 }
