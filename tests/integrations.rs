@@ -855,8 +855,10 @@ fn release() -> Option<&'static Release> {
         .get_or_init(|| {
             let (helm, kustomize) = tools()?;
             let jsonnet = render_support::jsonnet_tool()?;
-            // Kept for the life of the test process: every test of this file may install from it.
-            let place = tempfile::tempdir().expect("temp").keep();
+            // Kept for the life of the test process (every test of this file may install from
+            // it), in the target directory and replaced by the next run, so runs leave no copies.
+            let place = Path::new(env!("CARGO_TARGET_TMPDIR")).join("release-stand-in");
+            let _ = std::fs::remove_dir_all(&place);
             let tools_dir = place.join("tools");
             std::fs::create_dir_all(&tools_dir).expect("tools dir");
             for (name, path) in [
@@ -932,7 +934,7 @@ fn serve_files(dir: PathBuf) -> String {
 
 /// `integrations/install.sh` with `env` and nothing else of this process's environment but a
 /// PATH without cargo (so a test can tell a download from a build).
-fn install(env: &[(&str, String)]) -> (Output, String) {
+fn install(env: &[(&str, String)]) -> (Output, String, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("temp");
     let github_env = dir.path().join("github-env");
     // The job runs in the user's checkout; the files go elsewhere.
@@ -951,9 +953,8 @@ fn install(env: &[(&str, String)]) -> (Output, String) {
     }
     let out = c.output().expect("bash runs");
     let written = std::fs::read_to_string(&github_env).unwrap_or_default();
-    // The files live in the temp dir; keep it for the caller's later runs of what was installed.
-    let _ = dir.keep();
-    (out, written)
+    // The files live in the temp dir: the caller keeps it while it runs what was installed.
+    (out, written, dir)
 }
 
 fn var<'a>(written: &'a str, name: &str) -> &'a str {
@@ -966,7 +967,7 @@ fn var<'a>(written: &'a str, name: &str) -> &'a str {
 #[test]
 fn the_action_installs_the_prebuilt_release_and_its_render_tools_without_building() {
     let Some(release) = release() else { return };
-    let (out, written) = install(&[
+    let (out, written, _installed) = install(&[
         ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
         ("SYNCGUARD_RELEASE_URL", release.url.clone()),
         ("SYNCGUARD_INSTALL", "prebuilt-only".into()),
@@ -1028,7 +1029,7 @@ fn a_replaced_asset_or_a_wrong_pin_is_refused_and_never_rebuilt() {
     );
     std::fs::write(forged.path().join(&asset), b"not the release").expect("forge");
     let url = serve_files(forged.path().to_path_buf());
-    let (out, written) = install(&[
+    let (out, written, _installed) = install(&[
         ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
         ("SYNCGUARD_RELEASE_URL", url),
         // Even when building is allowed, a checksum mismatch is an alarm, not a fallback.
@@ -1041,7 +1042,7 @@ fn a_replaced_asset_or_a_wrong_pin_is_refused_and_never_rebuilt() {
     assert!(!written.contains("SYNCGUARD="), "{written}");
 
     // The real release, but the workflow pins another checksum.
-    let (out, _) = install(&[
+    let (out, _, _) = install(&[
         ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
         ("SYNCGUARD_RELEASE_URL", release.url.clone()),
         ("SYNCGUARD_SHA256", "0".repeat(64)),
@@ -1059,7 +1060,7 @@ fn an_unreachable_release_is_exit_2_when_nothing_can_be_built() {
     drop(closed);
     for mode in ["prebuilt-only", "prebuilt"] {
         // PATH has no cargo, so the prebuilt mode's fallback cannot build either.
-        let (out, _) = install(&[
+        let (out, _, _) = install(&[
             ("SYNCGUARD_VERSION", RELEASE_VERSION.into()),
             ("SYNCGUARD_RELEASE_URL", url.clone()),
             ("SYNCGUARD_INSTALL", mode.into()),
