@@ -283,6 +283,7 @@ pub fn render_all_except(
             Application::from_resource(r).map(|spec| (r.clone(), Some(spec), None, 0))
         })
         .collect();
+    queue = last_of_each(queue, &options.control_plane_namespace);
     queue.reverse();
     while let Some((r, spec, parent, depth)) = queue.pop() {
         let (mut rendered, parent_namespace) = match &spec {
@@ -332,12 +333,47 @@ pub fn render_all_except(
                     Some((child, spec, Some(rendered.app.clone()), depth + 1))
                 })
                 .collect();
+            children = last_of_each(children, &options.control_plane_namespace);
             children.reverse();
             queue.extend(children);
         }
         out.push(rendered);
     }
     out
+}
+
+/// Of Applications (ApplicationSets) of one identity, the last in order: what both `kubectl
+/// apply` of the files and Argo CD's sync of a parent's manifests leave (SG115: the controller
+/// keeps the last object of each identity). The kept ones stay in their order.
+fn last_of_each(
+    items: Vec<(Resource, Option<Application>, Option<String>, usize)>,
+    control_plane_namespace: &str,
+) -> Vec<(Resource, Option<Application>, Option<String>, usize)> {
+    let key = |(r, spec, _, _): &(Resource, Option<Application>, Option<String>, usize)| match spec
+    {
+        Some(spec) => spec.instance_name(control_plane_namespace),
+        None => format!(
+            "ApplicationSet {}/{}",
+            r.namespace.as_deref().unwrap_or(control_plane_namespace),
+            r.name
+        ),
+    };
+    let keys: Vec<String> = items.iter().map(key).collect();
+    let last: std::collections::HashMap<&str, usize> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| (k.as_str(), i))
+        .collect();
+    let keep: Vec<bool> = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| last.get(k.as_str()) == Some(&i))
+        .collect();
+    items
+        .into_iter()
+        .zip(keep)
+        .filter_map(|(item, keep)| keep.then_some(item))
+        .collect()
 }
 
 /// `r` in `namespace` when it names none (the controller gives a namespaced object without one
