@@ -126,9 +126,15 @@ pub fn gather(dir: &Path, commit: &str, o: &SnapshotOptions<'_>) -> Gathered {
     let expansion = expand(&apps_input, true, &repos, o.render);
     // Messages name files of the throwaway worktree: as paths of the repository, so that the
     // same problem reads the same on both revisions.
-    let prefix = format!("{}/", dir.display());
+    // The worktree itself too ("is not a directory of /tmp/…/head"): with its temporary name in
+    // it, an unchanged Application's reason would differ between the revisions and count as new.
+    let top = dir.display().to_string();
+    let prefix = format!("{top}/");
     let local = |lines: &[String]| -> Vec<String> {
-        lines.iter().map(|l| l.replace(&prefix, "")).collect()
+        lines
+            .iter()
+            .map(|l| l.replace(&prefix, "").replace(&top, "the repository"))
+            .collect()
     };
     let mut apps = BTreeMap::new();
     for r in &expansion.rendered {
