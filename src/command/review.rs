@@ -64,12 +64,25 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         return Ok(Outcome::InputErrors);
     }
     let mut other_repos = Vec::new();
+    let mut own_urls = Vec::new();
+    let same_repository = |dir: &std::path::Path| {
+        crate::git::toplevel(dir)
+            .and_then(|t| std::fs::canonicalize(t).ok())
+            .is_some_and(|t| std::fs::canonicalize(&top).is_ok_and(|top| top == t))
+    };
     for m in &args.render_flags.repos {
         let Some((url, dir)) = m.split_once('=') else {
             eprintln!("syncguard: --repo wants URL=DIR, got {m:?}");
             return Ok(Outcome::InputErrors);
         };
-        other_repos.push((url.to_string(), PathBuf::from(dir)));
+        // `--repo URL=<this checkout>` names the reviewed repository under another URL: its
+        // sources are rendered from each revision's commit, like those of its remotes, never
+        // from the working tree (which would make both revisions read the same files).
+        if same_repository(std::path::Path::new(dir)) {
+            own_urls.push(url.to_string());
+        } else {
+            other_repos.push((url.to_string(), PathBuf::from(dir)));
+        }
     }
     let render_options = match super::render::options(&args.render_flags) {
         Ok(o) => o,
@@ -89,7 +102,8 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             .unwrap_or_default(),
         ..EvaluateOptions::default()
     };
-    let remote_urls = crate::git::remote_urls(&top);
+    let mut remote_urls = crate::git::remote_urls(&top);
+    remote_urls.extend(own_urls);
     let options = SnapshotOptions {
         paths: &paths,
         other_repos: &other_repos,
