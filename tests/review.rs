@@ -1102,3 +1102,132 @@ fn sigterm_removes_the_worktrees_temp_dirs_and_running_renders() {
         "the render still runs: {state}"
     );
 }
+
+/// A repository with `origin` [`ORIGIN`] and the given files, committed.
+const ORIGIN: &str = "https://git.example.com/corpus/r.git";
+
+fn small_repository(files: &[(&str, String)]) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    git(root, &["remote", "add", "origin", ORIGIN]);
+    for (path, text) in files {
+        write(root, path, text);
+    }
+    let base = commit(root, "base");
+    (dir, base)
+}
+
+fn source(path: &str) -> String {
+    format!("{{repoURL: '{ORIGIN}', path: {path}}}")
+}
+
+/// Found on public repositories (the review corpus): two files defining one Application. Argo
+/// CD, like `kubectl apply` of the files, ends with the last; a change to it must show.
+#[test]
+fn of_two_applications_of_one_identity_the_last_is_reviewed() {
+    let (repo, base) = small_repository(&[
+        (
+            "apps/a1.yaml",
+            application("web", "argocd", &source("w1"), "shop"),
+        ),
+        (
+            "apps/a2.yaml",
+            application("web", "argocd", &source("w2"), "shop"),
+        ),
+        ("w1/cm.yaml", config("one")),
+        ("w2/cm.yaml", config("two")),
+    ]);
+    write(repo.path(), "w2/cm.yaml", &config("changed"));
+    commit(repo.path(), "change the second");
+    let (code, stdout, stderr) =
+        review_plain(repo.path(), &["--base", &base, "--format", "json", "apps/"]);
+    assert_eq!(code, 0, "{stderr}");
+    let v = json_of(&stdout);
+    assert_eq!(v["summary"]["applications_changed"], 1, "{v:#}");
+    let web = app_entry(&v, "Application", "argocd", "web").expect("web changed");
+    assert_eq!(web["origin"], "apps/a2.yaml:1", "{web:#}");
+}
+
+/// An unchanged Application that cannot be rendered on either revision is unchanged: its reason
+/// names no temporary worktree (whose name differs between the revisions and made it "new").
+#[test]
+fn an_unchanged_unrenderable_application_does_not_fail_the_run() {
+    let (repo, base) = small_repository(&[
+        (
+            "apps/web.yaml",
+            application("web", "argocd", &source("missing"), "shop"),
+        ),
+        ("README.md", "one\n".into()),
+    ]);
+    write(repo.path(), "README.md", "two\n");
+    commit(repo.path(), "docs");
+    let (code, stdout, stderr) =
+        review_plain(repo.path(), &["--base", &base, "--format", "json", "apps/"]);
+    let v = json_of(&stdout);
+    assert_eq!(code, 0, "{stderr}\n{v:#}");
+    let reason = v["not_judged"][0].to_string();
+    assert!(reason.contains("unchanged"), "{reason}");
+    assert!(
+        reason.contains("is not a directory of the repository"),
+        "{reason}"
+    );
+    assert!(
+        !reason.contains("/tmp") && !reason.contains("syncguard-"),
+        "{reason}"
+    );
+}
+
+/// `--repo URL=<this checkout>` (the reviewed repository under the URL its Applications use)
+/// renders each revision's commit, not the working tree for both.
+#[test]
+fn repo_mapped_to_the_checkout_itself_still_reviews_each_commit() {
+    let other = "https://git.example.com/corpus/other-name.git";
+    let (repo, base) = small_repository(&[
+        (
+            "apps/web.yaml",
+            application(
+                "web",
+                "argocd",
+                &format!("{{repoURL: '{other}', path: w}}"),
+                "shop",
+            ),
+        ),
+        ("w/cm.yaml", config("one")),
+    ]);
+    write(repo.path(), "w/cm.yaml", &config("two"));
+    commit(repo.path(), "change");
+    let mapping = format!("{other}=.");
+    let (code, stdout, stderr) = review_plain(
+        repo.path(),
+        &[
+            "--base", &base, "--format", "json", "--repo", &mapping, "apps/",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let v = json_of(&stdout);
+    assert_eq!(v["summary"]["applications_changed"], 1, "{v:#}");
+}
+
+/// A kustomization beside the Applications whose patch targets `kind: Application` is not a
+/// broken Application file.
+#[test]
+fn a_kustomization_patching_applications_is_not_an_unreadable_application() {
+    let (repo, base) = small_repository(&[
+        ("apps/web.yaml", application("web", "argocd", &source("w"), "shop")),
+        (
+            "apps/kustomization.yaml",
+            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources: [web.yaml]\n\
+             patches:\n- target: {kind: Application, name: web}\n  patch: |-\n    - {op: replace, path: /spec/source/path, value: w}\n"
+                .into(),
+        ),
+        ("w/cm.yaml", config("one")),
+    ]);
+    write(repo.path(), "w/cm.yaml", &config("two"));
+    commit(repo.path(), "change");
+    let (code, stdout, stderr) =
+        review_plain(repo.path(), &["--base", &base, "--format", "json", "apps/"]);
+    let v = json_of(&stdout);
+    assert_eq!(code, 0, "{stderr}\n{v:#}");
+    assert_eq!(v["summary"]["applications_changed"], 1, "{v:#}");
+}

@@ -53,15 +53,22 @@ pub fn applications_in(dir: &Path, paths: &[PathBuf]) -> (Vec<Resource>, Vec<Str
         if loaded.resources.iter().any(wanted) {
             errors.extend(loaded.errors.iter().map(ToString::to_string));
             resources.extend(loaded.resources.into_iter().filter(|r| wanted(r)));
-        } else if !loaded.errors.is_empty()
-            && !text.contains("{{")
-            && (text.contains("kind: Application") || text.contains("kind: ApplicationSet"))
+        } else if !loaded.errors.is_empty() && !text.contains("{{") && names_application_kind(&text)
         {
             // A broken Application file (a Helm template that mentions Applications is not).
             errors.extend(loaded.errors.iter().map(ToString::to_string));
         }
     }
     (resources, errors)
+}
+
+/// Whether a document of `text` is of kind Application or ApplicationSet at its top level (a
+/// kustomization whose patch targets `kind: Application` is not).
+fn names_application_kind(text: &str) -> bool {
+    text.lines().any(|l| {
+        let l = l.trim_end();
+        l == "kind: Application" || l == "kind: ApplicationSet"
+    })
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
