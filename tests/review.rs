@@ -1075,7 +1075,8 @@ fn sigterm_removes_the_worktrees_temp_dirs_and_running_renders() {
         .trim()
         .parse()
         .expect("a pid");
-    assert_eq!(git(&root, &["worktree", "list"]).lines().count(), 2);
+    // The checkout and both revisions' worktrees (they render at once).
+    assert_eq!(git(&root, &["worktree", "list"]).lines().count(), 3);
     // SAFETY: kill(2) with plain integers; the pid is our own child's.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);

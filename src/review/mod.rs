@@ -14,7 +14,7 @@ mod plan_diff;
 mod server;
 mod snapshot;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub use baseline::{FindingsDiff, compare};
 pub use images::ImageChange;
@@ -104,13 +104,20 @@ pub fn review(
     let base = resolve(repo, base).map_err(|e| ReviewError::Git(format!("base: {e}")))?;
     let head = resolve(repo, head).map_err(|e| ReviewError::Git(format!("head: {e}")))?;
     let temp = crate::interrupt::TempDir::new().map_err(ReviewError::Temp)?;
-    let gathered = |commit: &str, name: &str| -> Result<Gathered, ReviewError> {
-        let path: PathBuf = temp.path().join(name);
-        let tree = Worktree::add(repo, commit, &path).map_err(ReviewError::Git)?;
-        Ok(snapshot::gather(tree.path(), commit, options))
-    };
-    let before = gathered(&base, "base")?;
-    let after = gathered(&head, "head")?;
+    // Both worktrees first (git locks its worktree list), then both revisions rendered at once:
+    // a render is mostly helm and kustomize processes, one at a time per revision, so the two
+    // revisions share the machine's cores instead of waiting for each other.
+    let base_tree =
+        Worktree::add(repo, &base, &temp.path().join("base")).map_err(ReviewError::Git)?;
+    let head_tree =
+        Worktree::add(repo, &head, &temp.path().join("head")).map_err(ReviewError::Git)?;
+    let (before, after) = std::thread::scope(|s| {
+        let before = s.spawn(|| snapshot::gather(base_tree.path(), &base, options));
+        let after = snapshot::gather(head_tree.path(), &head, options);
+        (before.join(), after)
+    });
+    // A panic in the base's thread is the same panic as in sequential code.
+    let before = before.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
     let offline = |before: Gathered, after: Gathered| {
         let head_options = EvaluateOptions {
             refused_changes: Arc::new(changes::refused(&before.objects, &after.objects)),
