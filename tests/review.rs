@@ -1232,3 +1232,18 @@ fn a_kustomization_patching_applications_is_not_an_unreadable_application() {
     assert_eq!(code, 0, "{stderr}\n{v:#}");
     assert_eq!(v["summary"]["applications_changed"], 1, "{v:#}");
 }
+
+/// A review of a path that holds no Application on either revision reviewed nothing: an input
+/// error that says so, not "all clear".
+#[test]
+fn a_path_without_applications_is_an_error_not_all_clear() {
+    let (repo, base) = small_repository(&[("docs/README.md", "one\n".into())]);
+    write(repo.path(), "docs/README.md", "two\n");
+    commit(repo.path(), "docs");
+    let (code, _, stderr) = review_plain(repo.path(), &["--base", &base, "docs/"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("no Argo CD Application or ApplicationSet under docs"),
+        "{stderr}"
+    );
+}

@@ -178,6 +178,17 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
     }
     out.write_all(view(args.format)?.as_bytes())?;
+    // A review of nothing is not "all clear": a mistyped PATH, or Applications kept elsewhere.
+    if review.apps_total == 0 {
+        let paths: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+        eprintln!(
+            "syncguard: no Argo CD Application or ApplicationSet under {} on either revision: \
+             nothing was reviewed. Give the directories or files that hold them (e.g. apps/, or \
+             the root app-of-apps file)",
+            paths.join(", ")
+        );
+        return Ok(Outcome::InputErrors);
+    }
     Ok(if review.incomplete() {
         Outcome::InputErrors
     } else if !failing.is_empty() {
