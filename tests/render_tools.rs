@@ -511,6 +511,24 @@ fn kustomize_inflates_helm_charts_with_the_given_helm() {
              data: {greeting: '{{ .Values.greeting }}', kube: '{{ .Capabilities.KubeVersion.Version }}'}\n",
         ),
     ]);
+    // Without --enable-helm kustomize refuses helmCharts; the error says what Argo CD passes.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
+        .current_dir(repo.path())
+        .env_remove("SYNCGUARD_HELM")
+        .env_remove("SYNCGUARD_KUSTOMIZE")
+        .args(["render", "--helm"])
+        .arg(&helm)
+        .arg("--kustomize")
+        .arg(&kustomize)
+        .arg("apps/app.yaml")
+        .output()
+        .expect("run syncguard");
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(syncguard::render::KUSTOMIZE_HELM_NOT_ENABLED)
+            && stderr.contains("--kustomize-build-options --enable-helm"),
+        "{stderr}"
+    );
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_syncguard"))
         .current_dir(repo.path())
         .env("PATH", "/usr/local/bin:/usr/bin:/bin")

@@ -381,6 +381,10 @@ fn add_patches(dir: &Path, patches: &[Value]) -> Result<(), String> {
 }
 
 /// Runs one kustomize command; its failure names the command and kustomize's own words.
+/// The reason `review` gives an Application whose kustomization inflates Helm charts while
+/// `--enable-helm` is not among the build options.
+pub const HELM_NOT_ENABLED: &str = "kustomize helmCharts need --enable-helm";
+
 fn kustomize(ctx: &SourceCtx<'_>, command: Command, what: &str) -> Result<Vec<u8>, String> {
     match run(command, ctx.options.timeout) {
         Ok(out) => Ok(out),
@@ -389,7 +393,17 @@ fn kustomize(ctx: &SourceCtx<'_>, command: Command, what: &str) -> Result<Vec<u8
         }
         Err(RunFailure::Spawn(e)) | Err(RunFailure::Io(e)) => Err(format!("{what}: {e}")),
         Err(RunFailure::Exit { stderr, .. }) => {
-            Err(format!("{what} failed: {}", tail(&stderr, 600)))
+            let mut message = format!("{what} failed: {}", tail(&stderr, 600));
+            if String::from_utf8_lossy(&stderr).contains("must specify --enable-helm") {
+                // Argo CD builds with argocd-cm's kustomize.buildOptions; a repository whose
+                // kustomizations inflate charts has --enable-helm there.
+                message.push_str(&format!(
+                    " ({HELM_NOT_ENABLED}: Argo CD passes argocd-cm's kustomize.buildOptions to \
+                     kustomize build; give the same here with --kustomize-build-options \
+                     --enable-helm)"
+                ));
+            }
+            Err(message)
         }
         Err(RunFailure::Timeout { .. }) => Err(format!(
             "{what} timed out after {:?} (a remote base kustomize could not fetch?)",

@@ -48,6 +48,7 @@ pub use discover::{
 pub use env::{AppEnv, EnvInputs};
 pub use expand::{Expansion, expand};
 pub use helm::{parse_kube_version, template_file};
+pub use kustomize::HELM_NOT_ENABLED as KUSTOMIZE_HELM_NOT_ENABLED;
 pub use normalise::as_the_controller_sees;
 pub use source::{Application, Directory, Source, SourceType};
 pub use tracking::{TRACKING_ID, tracked_app};

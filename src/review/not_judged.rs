@@ -55,7 +55,7 @@ pub struct NotJudged {
 fn classify(skipped: bool, line: &str) -> &'static str {
     use crate::render::{
         CHART_CREDENTIALS_REFUSED, CHART_PULL_FAILED, CHART_REPOSITORY_UNREACHABLE,
-        CHART_VERSION_NOT_FOUND,
+        CHART_VERSION_NOT_FOUND, KUSTOMIZE_HELM_NOT_ENABLED,
     };
     // A chart pull's error starts (after the source) with the reason render gave it.
     let chart_reason = |reason: &str| line.contains(&format!(": {reason}: "));
@@ -69,6 +69,8 @@ fn classify(skipped: bool, line: &str) -> &'static str {
         "chart-version-not-found"
     } else if chart_reason(CHART_PULL_FAILED) {
         "chart-pull-failed"
+    } else if line.contains(KUSTOMIZE_HELM_NOT_ENABLED) {
+        "kustomize-helm-not-enabled"
     } else if line.contains("not the local repository")
         || line.contains("is not a local repository")
     {
