@@ -128,13 +128,34 @@ fn chart_of(path: &Path) -> Option<PathBuf> {
     };
     loop {
         if dir.join("Chart.yaml").is_file() {
-            return Some(dir.to_path_buf());
+            return helm_input(dir, &path).then(|| dir.to_path_buf());
         }
         if dir.join(".git").exists() {
             return None;
         }
         dir = dir.parent()?;
     }
+}
+
+/// Whether `path`, inside the chart at `chart`, is what Helm reads as the chart: the chart's
+/// directory, `Chart.yaml`, a values file at its top, or anything under `templates/`. Other files
+/// of a chart's directory (an example Application in `examples/`, plain `crds/`) are manifests.
+fn helm_input(chart: &Path, path: &Path) -> bool {
+    let Ok(rel) = path.strip_prefix(chart) else {
+        return false;
+    };
+    let mut parts = rel.components();
+    let Some(first) = parts.next() else {
+        return true; // the chart's directory
+    };
+    let first = first.as_os_str().to_string_lossy();
+    if first == "templates" {
+        return true;
+    }
+    parts.next().is_none()
+        && (first == "Chart.yaml"
+            || (first.starts_with("values")
+                && (first.ends_with(".yaml") || first.ends_with(".yml"))))
 }
 
 /// The Applications of the checkouts holding `charts` (every file of each checkout, as
@@ -262,6 +283,8 @@ mod tests {
             ("apps/templates/web.yaml", "kind: {{ .Values.kind }}\n"),
             ("apps/values.yaml", "kind: Application\n"),
             ("plain/cm.yaml", "kind: ConfigMap\n"),
+            ("apps/examples/app.yaml", "kind: Application\n"),
+            ("apps/crds/crd.yaml", "kind: CustomResourceDefinition\n"),
         ] {
             let p = root.join(path);
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
@@ -274,11 +297,19 @@ mod tests {
             root.join("apps/values.yaml"),
             PathBuf::from("-"),
             root.join("apps"),
+            // Files of the chart's directory Helm does not read as the chart are manifests.
+            root.join("apps/examples/app.yaml"),
+            root.join("apps/crds/crd.yaml"),
         ]);
         assert_eq!(
             split,
             ChartPaths {
-                manifests: vec![root.join("plain/cm.yaml"), PathBuf::from("-")],
+                manifests: vec![
+                    root.join("plain/cm.yaml"),
+                    PathBuf::from("-"),
+                    root.join("apps/examples/app.yaml"),
+                    root.join("apps/crds/crd.yaml"),
+                ],
                 charts: vec![apps],
             }
         );
