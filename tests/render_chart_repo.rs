@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use base64::Engine;
 
-use render_support::{git, tools};
+use render_support::{git, golden, tools};
 
 const USER: &str = "chart-reader";
 const PASSWORD: &str = "chart-reader-pw";
@@ -672,26 +672,4 @@ fn a_chart_version_bump_is_reviewed_with_its_manifest_and_plan_diff() {
     assert!(md.contains("web-config"), "{md}");
     assert!(md.contains("nginx:1.27"), "{md}");
     golden("review-chart-bump.md", &md);
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-        std::fs::write(&path, actual).expect("write golden");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run UPDATE_GOLDEN=1 cargo test --test render_chart_repo",
-            path.display()
-        )
-    });
-    assert!(
-        expected == actual,
-        "{name} differs from {} (UPDATE_GOLDEN=1 cargo test --test render_chart_repo rewrites \
-         it; review the diff):\n{actual}",
-        path.display()
-    );
 }

@@ -7,9 +7,9 @@
 
 mod render_support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use render_support::{jsonnet_tool, repository, repository_of, syncguard, tools};
+use render_support::{golden, jsonnet_tool, repository, repository_of, syncguard, tools};
 
 fn render(dir: &Path, helm: &Path, kustomize: &Path, extra: &[&str]) -> (i32, String, String) {
     let mut args = vec![
@@ -29,37 +29,6 @@ fn render(dir: &Path, helm: &Path, kustomize: &Path, extra: &[&str]) -> (i32, St
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-        std::fs::write(&path, actual).expect("write golden");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run UPDATE_GOLDEN=1 cargo test --test render_tools",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{name} differs from {} from line {}:\n- {}\n+ {}\n(UPDATE_GOLDEN=1 cargo test --test render_tools \
-             rewrites it; review the diff)",
-            path.display(),
-            first + 1,
-            expected.lines().nth(first).unwrap_or("<end>"),
-            actual.lines().nth(first).unwrap_or("<end>")
-        );
-    }
 }
 
 #[test]

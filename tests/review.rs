@@ -7,7 +7,7 @@ mod render_support;
 
 use std::path::{Path, PathBuf};
 
-use render_support::{git, repository, syncguard, tools};
+use render_support::{git, golden, repository, syncguard, tools};
 
 fn review(dir: &Path, tools: &(PathBuf, PathBuf), args: &[&str]) -> (i32, String, String) {
     let mut all: Vec<String> = vec!["review".into()];
@@ -25,37 +25,6 @@ fn review(dir: &Path, tools: &(PathBuf, PathBuf), args: &[&str]) -> (i32, String
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn golden(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/golden")
-        .join(name);
-    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
-        std::fs::write(&path, actual).expect("write golden");
-        return;
-    }
-    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
-        panic!(
-            "{}: {e}; run UPDATE_GOLDEN=1 cargo test --test review",
-            path.display()
-        )
-    });
-    if expected != actual {
-        let first = expected
-            .lines()
-            .zip(actual.lines())
-            .position(|(a, b)| a != b)
-            .unwrap_or(expected.lines().count().min(actual.lines().count()));
-        panic!(
-            "{name} differs from {} from line {}:\n- {}\n+ {}\n(UPDATE_GOLDEN=1 cargo test --test review \
-             rewrites it; review the diff)",
-            path.display(),
-            first + 1,
-            expected.lines().nth(first).unwrap_or("<end>"),
-            actual.lines().nth(first).unwrap_or("<end>")
-        );
-    }
 }
 
 #[test]

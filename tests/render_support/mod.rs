@@ -151,3 +151,32 @@ pub fn syncguard(dir: &Path, args: &[&str]) -> std::process::Output {
         .output()
         .expect("run syncguard")
 }
+
+/// Compares `actual` with `tests/fixtures/golden/NAME`, naming the first line that differs;
+/// `UPDATE_GOLDEN=1` rewrites the file instead.
+pub fn golden(name: &str, actual: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/golden")
+        .join(name);
+    if std::env::var_os("UPDATE_GOLDEN").is_some_and(|v| v == "1") {
+        std::fs::write(&path, actual).expect("write golden");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("{}: {e}; run the test with UPDATE_GOLDEN=1", path.display()));
+    if expected != actual {
+        let first = expected
+            .lines()
+            .zip(actual.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(expected.lines().count().min(actual.lines().count()));
+        panic!(
+            "{name} differs from {} from line {}:\n- {}\n+ {}\n(the test with UPDATE_GOLDEN=1 \
+             rewrites it; review the diff)",
+            path.display(),
+            first + 1,
+            expected.lines().nth(first).unwrap_or("<end>"),
+            actual.lines().nth(first).unwrap_or("<end>")
+        );
+    }
+}
