@@ -112,7 +112,7 @@ violations contains object.union({"msg": msg, "path": _via(ref)}, _missing_grade
 # Application to be Healthy before it syncs the other, and this one waits in its hook for the
 # other's object, so on a new cluster neither ever finishes (high; where the object exists already,
 # as on a cluster synced before, the hook runs). Both at about once (the same wave, or waves that
-# are not waited for): the hook waits until the other has synced (low). No order known: info.
+# are not waited for): the hook only waits until the other has synced, which nobody need act on unless its deadline is shorter (info). No order known: info.
 # Each rests on the object not existing yet (a new cluster), so each is a warning, never a deny.
 violations contains {"msg": msg, "path": _via(ref), "severity": severity, "action": "warn"} if {
 	# cheap first tests, implied by _needed_refs (_hook_runs, some ref in _refs)
@@ -130,7 +130,7 @@ violations contains {"msg": msg, "path": _via(ref), "severity": severity, "actio
 	)
 }
 
-_other_app_severity := {"after": "high", "after_unwaited": "low", "same_wave": "low", "before_unwaited": "low", "unknown": "info"}
+_other_app_severity := {"after": "high", "after_unwaited": "info", "same_wave": "info", "before_unwaited": "info", "unknown": "info"}
 
 _other_app_says := {
 	"after": "and the app-of-apps syncs that Application in a later sync-wave, which it starts only when this Application is Healthy. On a new cluster the hook's pod waits for an object that comes only after the hook has finished: this sync never ends and the later wave never starts. Fix: give that Application a lower sync-wave than this one, or move the object into this Application before the hook.",

@@ -455,10 +455,10 @@ test_a_secret_from_a_later_waited_wave_is_a_deadlock_named_high if {
 	contains(x.msg, "this sync never ends and the later wave never starts")
 }
 
-test_a_secret_from_an_application_syncing_at_about_the_same_time_is_low if {
+test_a_secret_from_an_application_syncing_at_about_the_same_time_is_info if {
 	every order in ["after_unwaited", "same_wave", "before_unwaited"] {
 		v := rule.violations with input as other_app_secret_input(order)
-		{[x.severity, x.action] | some x in v} == {["low", "warn"]}
+		{[x.severity, x.action] | some x in v} == {["info", "warn"]}
 	}
 }
 

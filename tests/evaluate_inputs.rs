@@ -337,5 +337,5 @@ fn a_secret_another_application_renders_is_judged_by_the_order_of_the_two() {
     // Without the health check both waves go at once: the hook only waits a little.
     let unwaited = sg201(&hook_and_secret((1, 0), false));
     assert_eq!(unwaited.len(), 1, "{unwaited:?}");
-    assert!(unwaited[0].0.starts_with("Low Warn"), "{unwaited:?}");
+    assert!(unwaited[0].0.starts_with("Info Warn"), "{unwaited:?}");
 }
