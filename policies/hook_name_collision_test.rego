@@ -76,7 +76,7 @@ generate_msg := concat("", [
 	"Job app-foo/linter-*, a PostSync hook, has the same generateName as Job app-foo/linter-* (a PostSync hook, at templates/linter.yaml:21): ",
 	"Argo CD names a generateName hook <generateName><first 7 characters of the revision>-<phase>-<sync start in Unix seconds>, ",
 	"so in PostSync they all become Job app-foo/linter-<rev7>-postsync-<start>, one object with one sync result. ",
-	"In the same wave both are applied at once under that one name and all but one fail (\"already exists\" when the creates race, \"field is immutable\" when a Job or Pod lands on the first one; any other kind is overwritten); ",
+	"In the same wave both are applied at once under that one name and all but one fail (\"already exists\" when the creates race, \"field is immutable\" when a Job or Pod lands on the first one; any other kind is overwritten), and because both share one sync result a failure can be overwritten by the other's success, so the sync may even succeed with one of them never run; ",
 	"in a later wave the second hook finds the first one's result and counts as done, so it never runs (argo-cd#9184). ",
 	"Give each hook its own generateName (e.g. \"linter-a-\" and \"linter-b-\"), or a fixed metadata.name.",
 ])
