@@ -40,12 +40,14 @@ meta := {
 
 _needs_roles := {"env", "env_from", "volume", "image_pull_secret", "service_account"}
 
-# 1. The producer is applied in the consumer's own step.
+# 1. The producer is applied in the consumer's own step, and the sync has more steps: Argo CD
+# waits for this step to be Healthy before the next.
 violations contains {"msg": msg, "path": _via(ref)} if {
 	# cheap first tests: _async_refs needs a non-empty input.refs, _first_task a non-empty plan
 	input.refs != []
 	input.plan.tasks != []
 	object.get(_sync, "is_hook", false) != true
+	_multi_step
 	some ref in _async_refs
 	consumer_task := _first_task(_plan_tasks)
 	producer_task := _first_task(_array(ref.target, "tasks"))
@@ -57,6 +59,40 @@ violations contains {"msg": msg, "path": _via(ref)} if {
 			_wave(consumer_task), _health_note(ref.target),
 		],
 	)
+}
+
+# 1b. The same in a sync of one step: gitops-engine waits for the health of normal resources only
+# when the sync has several steps (sync_context.go: `(multiStep || t.isHook()) && t.running()`),
+# so nothing waits; the pods start once the controller writes the Secret (the kubelet retries).
+# Nothing to act on unless the controller never writes it, which the message puts first: info.
+violations contains {"msg": msg, "path": _via(ref), "severity": "info"} if {
+	input.refs != []
+	input.plan.tasks != []
+	object.get(_sync, "is_hook", false) != true
+	not _multi_step
+	some ref in _async_refs
+	consumer_task := _first_task(_plan_tasks)
+	producer_task := _first_task(_array(ref.target, "tasks"))
+	producer_task.step == consumer_task.step
+	msg := sprintf(
+		"If the controller of %s never writes %s, %s never starts: %s, in the same step, and its pods wait for the Secret. This sync has one step, so Argo CD does not wait for health and the pods start as soon as the Secret appears; nothing to do while that controller runs.%s",
+		[_producer_label(ref), _ref_label(ref), _subject, _origin(ref, producer_task), _health_note(ref.target)],
+	)
+}
+
+# The plan has more than one step (input.plan.steps; absent: assumed, as before the fact).
+_multi_step if {
+	plan := object.get(input, "plan", {})
+	is_object(plan)
+	steps := object.get(plan, "steps", 2)
+	is_number(steps)
+	steps > 1
+}
+
+_multi_step if {
+	plan := object.get(input, "plan", {})
+	is_object(plan)
+	not is_number(object.get(plan, "steps", null))
 }
 
 # 2. The producer is in an earlier step, but Argo CD cannot tell when it is ready.

@@ -137,6 +137,25 @@ test_external_secret_in_the_consumers_own_step if {
 	}}
 }
 
+# A sync of one step: Argo CD does not wait for health (gitops-engine multiStep), so the pods
+# start once the controller writes the Secret. Info, the condition first (trust-manager's and
+# opentelemetry-operator's cert-manager Certificates, all at wave 0).
+test_same_step_in_a_one_step_sync_is_info_with_the_condition_first if {
+	r := review(deployment, facts(false, 2), [task("Sync", 2, 0)], [external_secret([task("Sync", 2, 0)], "bundled-lua")])
+	one := object.union(r, {"plan": {"tasks": [task("Sync", 2, 0)], "steps": 1, "postsync_hooks": 0}})
+	v := rule.violations with input as one
+	v == {{
+		"msg": concat("", [
+			"If the controller of ExternalSecret app-foo/db-credentials never writes Secret app-foo/db-credentials, ",
+			"Deployment app-foo/svc-foo never starts: it is produced by ExternalSecret app-foo/db-credentials at Sync wave 2, ",
+			"in the same step, and its pods wait for the Secret. This sync has one step, so Argo CD does not wait for health ",
+			"and the pods start as soon as the Secret appears; nothing to do while that controller runs.",
+		]),
+		"path": secret_via,
+		"severity": "info",
+	}}
+}
+
 test_external_secret_in_an_earlier_wave_with_a_health_check_is_fine if {
 	r := review(deployment, facts(false, 3), [task("Sync", 3, 2)], [external_secret([task("Sync", 2, 1)], "bundled-lua")])
 	count(rule.violations) == 0 with input as r

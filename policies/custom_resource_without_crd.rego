@@ -94,6 +94,11 @@ _missing_msg := sprintf(
 ) if {
 	_runtime_installer
 } else := sprintf(
+	"%s needs the CRD for %s, which no Application of this repository renders: unless the cluster's platform installs it before Argo CD syncs, the dry-run of this object fails and the whole sync stops with \"one or more synchronization tasks are not valid\" (nothing is applied). Ship the CRD in this Application (Argo CD applies it first), or in an Application that syncs first (a lower sync-wave in the app-of-apps); or add SkipDryRunOnMissingResource=true (%s) when the CRD is created during the sync, before this object's wave.%s",
+	[_subject, _group_kind, _skip_where, _app_option_note],
+) if {
+	_repository
+} else := sprintf(
 	"%s needs the CRD for %s, which is not in this Application: if that CRD is not installed in the cluster when Argo CD syncs, the dry-run of this object fails and the whole sync stops with \"one or more synchronization tasks are not valid\" (nothing is applied). Ship the CRD in this Application (Argo CD applies it first); or, if another Application installs it, make sure that one syncs first (a lower sync-wave in the app-of-apps) and exempt this object; or add SkipDryRunOnMissingResource=true (%s) when the CRD is created during the sync, before this object's wave.%s",
 	[_subject, _group_kind, _skip_where, _app_option_note],
 )
@@ -305,10 +310,33 @@ _require_crds if {
 }
 
 # What a missing CRD finding carries beyond its message: with --require-crds the refusal is
-# certain, so it is a high-severity denial; otherwise the rule's own warn/medium.
-default _certainty := {}
+# certain, so it is a high-severity denial. Without it, a kind whose CRD a controller creates at
+# runtime keeps the rule's own warn/medium (no Application can ship it, so on a new cluster the
+# dry-run fails unless the skip option is set), and so does a CRD that no Application of a whole
+# repository renders (input.context.repository: review, or a check of several Applications).
+# A CRD that is simply not in one Application's input is usually installed by another Application
+# or the platform: a fact worth recording, nothing to act on, so info.
+default _certainty := {"severity": "info"}
 
 _certainty := {"severity": "high", "action": "deny"} if _require_crds
+
+_certainty := {} if {
+	not _require_crds
+	_runtime_installer
+}
+
+_certainty := {} if {
+	not _require_crds
+	not _runtime_installer
+	_repository
+}
+
+# The input holds a whole repository's Applications, so "no Application renders it" is known.
+_repository if {
+	context := object.get(input, "context", {})
+	is_object(context)
+	object.get(context, "repository", false) == true
+}
 
 # Manifests bound for Argo CD: anything but an admission request or a live object.
 _desired_state if not _source in {"admission", "audit"}

@@ -73,9 +73,28 @@ certificate_msg := concat("", [
 	"when the CRD is created during the sync, before this object's wave.",
 ])
 
+# Judged alone, a CRD that is not in the Application usually comes from another Application or
+# the platform: recorded at info (nothing to act on), with the condition in its first sentence.
 test_a_certificate_without_its_crd_is_reported if {
 	v := rule.violations with input as review(certificate, facts([]), [namespace_ref, crd_ref("missing")], "check")
-	v == {{"msg": certificate_msg, "path": "/apiVersion"}}
+	v == {{"msg": certificate_msg, "path": "/apiVersion", "severity": "info"}}
+}
+
+certificate_repository_msg := concat("", [
+	"Certificate app-foo/svc-foo-tls needs the CRD for cert-manager.io/Certificate, which no Application of this repository renders: ",
+	"unless the cluster's platform installs it before Argo CD syncs, the dry-run of this object fails and the whole sync stops ",
+	"with \"one or more synchronization tasks are not valid\" (nothing is applied). ",
+	"Ship the CRD in this Application (Argo CD applies it first), or in an Application that syncs first (a lower sync-wave in the app-of-apps); ",
+	"or add SkipDryRunOnMissingResource=true (argocd.argoproj.io/sync-options on this object, or the Application's syncOptions) ",
+	"when the CRD is created during the sync, before this object's wave.",
+])
+
+# With the whole repository in the input (review, several Applications), nobody rendering the
+# CRD is known: the rule's own medium warning, saying so.
+test_a_crd_no_application_of_the_repository_renders_warns if {
+	r := review(certificate, facts([]), [namespace_ref, crd_ref("missing")], "check")
+	v := rule.violations with input as object.union(r, {"context": {"source": "check", "dry_run": false, "repository": true}})
+	v == {{"msg": certificate_repository_msg, "path": "/apiVersion"}}
 }
 
 test_the_crd_in_the_same_application_is_fine if {
@@ -377,7 +396,7 @@ test_with_require_crds_a_missing_crd_is_a_certain_denial if {
 test_require_crds_false_or_absent_keeps_the_warning if {
 	r := review(certificate, facts([]), [crd_ref("missing")], "check")
 	v := rule.violations with input as object.union(r, {"context": {"source": "check", "dry_run": false, "require_crds": false}})
-	v == {{"msg": certificate_msg, "path": "/apiVersion"}}
+	v == {{"msg": certificate_msg, "path": "/apiVersion", "severity": "info"}}
 	rule.violations == v with input as r
 }
 

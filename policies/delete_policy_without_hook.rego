@@ -5,7 +5,8 @@
 # the object is applied and kept like any other, never deleted after success and never re-created
 # before the next sync (argo-cd#3980). An author who expected "run this Job on every sync" gets a
 # Job that runs once and later fails with "field is immutable". Objects with hook: Skip are never
-# applied at all, so their (often chart-supplied) policies are not reported.
+# applied at all, so their (often chart-supplied) policies are not reported. Helm's policy on an
+# object without any helm.sh/hook is info: Helm ignores it as well, so nothing differs.
 package syncguard.rules.delete_policy_without_hook
 
 meta := {
@@ -21,7 +22,7 @@ meta := {
 	"docs": "docs/rules/SG110.md",
 }
 
-violations contains {"msg": msg, "path": path} if {
+violations contains object.union({"msg": msg, "path": path}, _helm_alike(key)) if {
 	input.sync.delete_policy_set == true # cheap first test, implied by the object.get below
 	_applies
 	object.get(_sync, "delete_policy_set", false) == true
@@ -31,10 +32,30 @@ violations contains {"msg": msg, "path": path} if {
 	_annotations[key]
 	path := sprintf("/metadata/annotations/%s", [replace(key, "/", "~1")])
 	msg := sprintf(
-		"%s has %s but is not a hook (no argocd.argoproj.io/hook or usable helm.sh/hook), so Argo CD ignores the policy: the object is applied and kept like any other resource, never deleted or re-created by it. Add argocd.argoproj.io/hook (e.g. PreSync or Sync) if it should be a hook, or remove the policy.",
-		[_subject, key],
+		"%s has %s but is not a hook (no argocd.argoproj.io/hook or usable helm.sh/hook), so Argo CD ignores the policy: the object is applied and kept like any other resource, never deleted or re-created by it. %s",
+		[_subject, key, _advice(key)],
 	)
 }
+
+# `keep` is no delete policy: the author meant helm.sh/resource-policy: keep (mastodon's PVCs),
+# and turning a PVC into a hook would delete its volume on every sync.
+_advice(key) := "\"keep\" is not a delete policy: helm.sh/resource-policy: keep is what keeps an object when its release is removed, and under Argo CD argocd.argoproj.io/sync-options: Delete=false keeps it when the Application is deleted; without either, Argo CD deletes it with the Application." if {
+	lower(trim_space(_str_of(_annotations[key]))) == "keep"
+} else := "Add argocd.argoproj.io/hook (e.g. PreSync or Sync) if it should be a hook, or remove the policy."
+
+_str_of(v) := v if is_string(v)
+
+else := ""
+
+# Helm's own policy on an object with no helm.sh/hook at all: Helm ignores it there too, so the
+# chart behaves under Argo CD exactly as under Helm and nobody can act on it (mastodon 6.9.3
+# writes helm.sh/hook-delete-policy: keep on its PVCs, meaning helm.sh/resource-policy). Info.
+# With a helm.sh/hook Argo CD does not use (crd-install, test), the author meant a hook: kept.
+_helm_alike("helm.sh/hook-delete-policy") := {"severity": "info"} if not _annotations["helm.sh/hook"]
+
+else := {}
+
+_helm_alike("argocd.argoproj.io/hook-delete-policy") := {}
 
 default _annotations := {}
 

@@ -81,6 +81,25 @@ test_each_policy_annotation_is_reported_at_its_own_path if {
 	{x.path | some x in v} == {argo_path, helm_path}
 }
 
+# helm.sh/hook-delete-policy without any helm.sh/hook: Helm ignores it too (mastodon's
+# `keep` on PVCs), so it is recorded at info; Argo CD's own policy stays a warning.
+test_helms_policy_without_any_helm_hook_is_info if {
+	r := review(
+		wave_job({"argocd.argoproj.io/hook-delete-policy": "BeforeHookCreation", "helm.sh/hook-delete-policy": "keep"}),
+		facts({"delete_policies": ["BeforeHookCreation"]}),
+	)
+	v := rule.violations with input as r
+	{[x.path, object.get(x, "severity", "rule")] | some x in v} == {[argo_path, "rule"], [helm_path, "info"]}
+}
+
+test_keep_is_read_as_the_resource_policy_it_was_meant_to_be if {
+	v := rule.violations with input as review(wave_job({"helm.sh/hook-delete-policy": "keep"}), facts({}))
+	count(v) == 1
+	some x in v
+	x.severity == "info"
+	endswith(x.msg, "\"keep\" is not a delete policy: helm.sh/resource-policy: keep is what keeps an object when its release is removed, and under Argo CD argocd.argoproj.io/sync-options: Delete=false keeps it when the Application is deleted; without either, Argo CD deletes it with the Application.")
+}
+
 test_a_helm_crd_install_is_not_a_hook_for_argo_cd if {
 	crd := {
 		"apiVersion": "apiextensions.k8s.io/v1",

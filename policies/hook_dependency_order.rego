@@ -101,7 +101,65 @@ violations contains object.union({"msg": msg, "path": _via(ref)}, _missing_grade
 	target := _target(ref)
 	target.resolution == "missing"
 	ref.role != "namespace"
+	not _written_first(target)
+	not _needed_by_an_earlier_hook(target)
 	msg := _missing_msg(ref)
+}
+
+# One cause, one finding: when a hook of an earlier step needs the same missing object, that
+# hook's finding is the one that matters (the sync stops there, before this hook could start),
+# so this one is not repeated (mastodon's PreSync and PostSync migration Jobs both read one
+# Secret that is not in the chart).
+_needed_by_an_earlier_hook(target) if {
+	hook_task := _first_task(_plan_tasks)
+	some other in _array(target, "also_needed_by")
+	is_object(other)
+	object.get(other, "is_hook", false) == true
+	other_task := _first_task(_array(other, "tasks"))
+	other_task.step < hook_task.step
+}
+
+# 3b. Not in the input, but a workload of this Application that runs in an earlier step may write
+# it at run time (target.written_by: its ServiceAccount's Role grants create/update/patch on it,
+# model::writers) — a certificate generator hook writing the Secret a later hook mounts
+# (cockroachdb's self-signer and init Jobs). The manifests cannot show that it does: the finding
+# states the assumption, and is info (nothing to act on while it holds). Not when the input is
+# declared complete or the audit saw the cluster: the object is then proven missing.
+violations contains {"msg": msg, "path": _via(ref), "severity": "info"} if {
+	input.sync.is_hook == true
+	input.refs != []
+	input.plan.tasks != []
+	not _missing_proven
+	some ref in _needed_refs
+	target := _target(ref)
+	target.resolution == "missing"
+	ref.role != "namespace"
+	writers := _earlier_writers(target)
+	count(writers) > 0
+	msg := sprintf(
+		"%s, a hook at %s, needs %s, which is not in the input: assuming %s writes it at run time (it runs in an earlier step, and its ServiceAccount may create that object), the hook starts once it has; if it does not, the hook's pod cannot start and the sync waits for it forever.",
+		[_subject, _hook_where, _ref_label(ref), _names(writers)],
+	)
+}
+
+# "Job a", "Job a or CronJob b", "Job a, Job b or CronJob c", in name order.
+_names(objects) := concat(" or ", [concat(", ", array.slice(labels, 0, count(labels) - 1)), labels[count(labels) - 1]]) if {
+	labels := sort({sprintf("%s %s", [_str(o, "kind"), _str(o, "name")]) | some o in objects})
+	count(labels) > 1
+} else := sprintf("%s %s", [_str(objects[0], "kind"), _str(objects[0], "name")])
+
+# The writers of a missing target that run in a step before this hook's first one.
+_earlier_writers(target) := [w |
+	hook_task := _first_task(_plan_tasks)
+	some w in _array(target, "written_by")
+	is_object(w)
+	writer_task := _first_task(_array(w, "tasks"))
+	writer_task.step < hook_task.step
+]
+
+_written_first(target) if {
+	not _missing_proven
+	count(_earlier_writers(target)) > 0
 }
 
 # 4. Not in this Application, but another Application of the input renders it (`review`, `check

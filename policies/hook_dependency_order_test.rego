@@ -290,6 +290,69 @@ test_a_secret_missing_from_the_input_is_a_warning_naming_the_assumption if {
 	}}
 }
 
+written_secret_input(writer_tasks, context) := object.union(
+	review(migration_job, hook_facts("PreSync", 5), plan([task("PreSync", 5, 1)]), [object.union(produced_secret([]), {"target": {
+		"resolution": "missing",
+		"written_by": [{"kind": "Job", "name": "cert-gen", "is_hook": true, "tasks": writer_tasks}],
+	}})]),
+	{"context": context},
+)
+
+# A certificate generator hook in an earlier step whose ServiceAccount may create the Secret
+# (cockroachdb's self-signer and init Jobs): the assumption is stated, at info.
+test_a_missing_secret_an_earlier_hook_may_write_is_an_assumption_at_info if {
+	v := rule.violations with input as written_secret_input([task("PreSync", 1, 0)], {"source": "check", "dry_run": false})
+	v == {{
+		"msg": concat("", [
+			"Job app-foo/svc-foo-migration, a hook at PreSync wave 5, needs Secret app-foo/db-credentials, which is not in the input: ",
+			"assuming Job cert-gen writes it at run time (it runs in an earlier step, and its ServiceAccount may create that object), ",
+			"the hook starts once it has; if it does not, the hook's pod cannot start and the sync waits for it forever.",
+		]),
+		"path": secret_via,
+		"severity": "info",
+	}}
+}
+
+# Several writers: one finding naming them all, in name order.
+test_several_earlier_writers_make_one_finding if {
+	r := written_secret_input([task("PreSync", 1, 0)], {"source": "check", "dry_run": false})
+	two := json.patch(r, [{"op": "add", "path": "/refs/0/target/written_by/-", "value": {"kind": "CronJob", "name": "rotate", "is_hook": false, "tasks": [task("PreSync", 0, 0)]}}])
+	v := rule.violations with input as two
+	count(v) == 1
+	some x in v
+	contains(x.msg, "assuming CronJob rotate or Job cert-gen writes it at run time")
+}
+
+# A writer in the same or a later step cannot have written it before the hook starts; a complete
+# input proves it missing whatever may write it.
+test_a_writer_that_runs_later_or_a_complete_input_keeps_the_finding if {
+	later := rule.violations with input as written_secret_input([task("Sync", 0, 2)], {"source": "check", "dry_run": false})
+	{[x.severity, x.action] | some x in later} == {["high", "warn"]}
+	same := rule.violations with input as written_secret_input([task("PreSync", 5, 1)], {"source": "check", "dry_run": false})
+	{[x.severity, x.action] | some x in same} == {["high", "warn"]}
+	complete := rule.violations with input as written_secret_input([task("PreSync", 1, 0)], {"source": "check", "dry_run": false, "complete": true})
+	{x.severity | some x in complete} == {"critical"}
+}
+
+needed_earlier_input(needer) := review(
+	migration_job, hook_facts("PostSync", 0), plan([task("PostSync", 0, 2)]), [object.union(produced_secret([]), {"target": {
+		"resolution": "missing",
+		"also_needed_by": [needer],
+	}})],
+)
+
+# The same missing Secret needed by a PreSync hook: that hook's finding carries the cause; a
+# later hook's would repeat it. A normal resource needing it earlier reports nothing itself, and
+# a hook of the same or a later step is no earlier: the finding stays.
+test_a_missing_object_an_earlier_hook_needs_is_reported_once if {
+	earlier_hook := {"kind": "Job", "name": "pre-migrate", "is_hook": true, "tasks": [task("PreSync", 0, 0)]}
+	count(rule.violations) == 0 with input as needed_earlier_input(earlier_hook)
+	deployment := {"kind": "Deployment", "name": "web", "is_hook": false, "tasks": [task("Sync", 0, 1)]}
+	count(rule.violations) == 1 with input as needed_earlier_input(deployment)
+	same_step := {"kind": "Job", "name": "post", "is_hook": true, "tasks": [task("PostSync", 0, 2)]}
+	count(rule.violations) == 1 with input as needed_earlier_input(same_step)
+}
+
 test_an_input_not_declared_complete_is_still_an_assumption if {
 	v := rule.violations with input as missing_secret_input({"source": "check", "dry_run": false, "complete": false})
 	some x in v

@@ -42,10 +42,80 @@ violations contains {"msg": msg, "path": _hook_path, "severity": _severity} if {
 	count(_list("phases")) > 0
 	count(_users) > 0
 	count(_effects) > 0
+	not _content_recreated_only
 	msg := sprintf(
 		"%s is %s, yet normal resources use it (%s): %s, so its users are left without it%s; hooks are also never pruned and do not count in the Application's health. Make it a normal resource (remove the hook annotations) with a lower sync-wave than its users; if a hook needs it too, turn that hook into a Sync hook with a wave after it (SG201), or give the hook its own copy under another name.",
 		[_subject, _hook_label, _users_label, concat("; ", _effects), _cascade],
 	)
+}
+
+# A Secret or ConfigMap whose only policy is BeforeHookCreation is deleted and created again at
+# its step: pods already running keep what they mounted or read, so what matters is whether the
+# new copy differs. With certificate material (input.generated, model::generated), it probably
+# does: Helm's genCA and friends make a new key pair on every render, and every sync hands the
+# users a certificate their peers (a webhook's caBundle, a client) do not have (medium). Without
+# any, re-creating it only takes it away for a moment, unless its content is generated some other
+# way (a random password), which one render cannot show: info, with that condition first.
+_content_recreated_only if {
+	_kind in {"Secret", "ConfigMap", "ServiceAccount"}
+	_list("delete_policies") == ["BeforeHookCreation"]
+}
+
+# A ServiceAccount re-created the same way keeps its name but gets a new uid, and the bound
+# tokens its pods hold name the old uid: the API server refuses them until the kubelet renews
+# them (it does at 80% of their lifetime: about 48 minutes for the default one-hour token).
+# That matters only to pods that call the Kubernetes API, which the manifests cannot show: low,
+# the condition first.
+violations contains {"msg": msg, "path": _hook_path, "severity": "low"} if {
+	input.sync.is_hook == true
+	input.dependents != []
+	_applies
+	count(_list("phases")) > 0
+	_content_recreated_only
+	_kind == "ServiceAccount"
+	count(_users) > 0
+	msg := sprintf(
+		"If the pods of %s call the Kubernetes API, the API server refuses them after every sync until the kubelet renews their tokens (about 48 minutes with the default one-hour token): %s is %s, which Argo CD deletes and re-creates on every sync when its step comes (BeforeHookCreation), and a re-created ServiceAccount has a new uid, which the tokens its pods hold do not name. Make it a normal resource (remove the hook annotations) with a lower sync-wave than its users, and give a hook that needs one its own ServiceAccount.",
+		[_users_label, _subject, _hook_label],
+	)
+}
+
+violations contains {"msg": msg, "path": _hook_path, "severity": "medium"} if {
+	input.sync.is_hook == true
+	input.dependents != []
+	_applies
+	count(_list("phases")) > 0
+	_content_recreated_only
+	_kind != "ServiceAccount"
+	count(_users) > 0
+	generated := _generated
+	count(generated) > 0
+	msg := sprintf(
+		"%s is %s, yet normal resources use it (%s): it holds certificate material (%s), probably generated while rendering (Helm genCA, genSignedCert, genPrivateKey: a new key pair on every render), and Argo CD deletes and re-creates it on every sync when its step comes (BeforeHookCreation), so every sync gives its users a new certificate that what they talk to may not trust, and they are left without it for a moment; hooks are also never pruned and do not count in the Application's health. Make it a normal resource (remove the hook annotations) with a lower sync-wave than its users, and have the certificate issued by cert-manager or kept stable across renders (lookup the existing Secret), or give the hook that needs it its own copy.",
+		[_subject, _hook_label, _users_label, concat(", ", generated)],
+	)
+}
+
+violations contains {"msg": msg, "path": _hook_path, "severity": "info"} if {
+	input.sync.is_hook == true
+	input.dependents != []
+	_applies
+	count(_list("phases")) > 0
+	_content_recreated_only
+	_kind != "ServiceAccount"
+	count(_users) > 0
+	count(_generated) == 0
+	msg := sprintf(
+		"If the content of %s is generated anew on every render (a random password, a certificate), every sync hands its users (%s) a new one: it is %s, which Argo CD deletes and re-creates on every sync when its step comes (BeforeHookCreation). As rendered it holds no certificate material, and with the same content re-creating it only takes it away for a moment: pods already running keep what they mounted. Check the chart's template for rand*, gen* or uuid functions before acting; if there are none, nothing changes.",
+		[_subject, _users_label, _hook_label],
+	)
+}
+
+default _generated := []
+
+_generated := g if {
+	g := input.generated
+	is_array(g)
 }
 
 # Labels of the non-hook objects that reference this one (or what it produces).

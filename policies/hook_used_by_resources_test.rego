@@ -79,6 +79,63 @@ test_external_secret_hook_used_by_a_deployment if {
 	}}
 }
 
+hook_secret := {
+	"apiVersion": "v1",
+	"kind": "Secret",
+	"metadata": {"name": "db-credentials", "namespace": "app-foo", "annotations": {"helm.sh/hook": "pre-install,pre-upgrade"}},
+	"data": {"tls.crt": "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t"},
+}
+
+helm_hook_path := "/metadata/annotations/helm.sh~1hook"
+
+# A hook Secret with certificate material (input.generated, from model::generated): probably
+# made anew on every render, so every sync hands its users a new certificate (the
+# opentelemetry-operator autocert Secret of the chart corpus).
+test_a_hook_secret_with_generated_certificates_is_medium if {
+	r := object.union(review(hook_secret, hook_facts(["BeforeHookCreation"]), [deployment]), {"generated": ["/data/tls.crt"]})
+	v := rule.violations with input as r
+	count(v) == 1
+	some x in v
+	x.severity == "medium"
+	x.path == helm_hook_path
+	startswith(x.msg, "Secret app-foo/db-credentials is a PreSync hook, yet normal resources use it (Deployment app-foo/svc-foo): it holds certificate material (/data/tls.crt), probably generated while rendering")
+}
+
+# The same Secret as rendered with no certificate material (zitadel's masterkey, config maps):
+# re-created with the same content, only gone for a moment. Info, with the condition first.
+test_a_hook_secret_without_generated_content_is_info_and_says_the_condition_first if {
+	v := rule.violations with input as review(hook_secret, hook_facts(["BeforeHookCreation"]), [deployment])
+	v == {{
+		"msg": concat("", [
+			"If the content of Secret app-foo/db-credentials is generated anew on every render (a random password, a certificate), ",
+			"every sync hands its users (Deployment app-foo/svc-foo) a new one: it is a PreSync hook, which Argo CD deletes and ",
+			"re-creates on every sync when its step comes (BeforeHookCreation). As rendered it holds no certificate material, and with ",
+			"the same content re-creating it only takes it away for a moment: pods already running keep what they mounted. ",
+			"Check the chart's template for rand*, gen* or uuid functions before acting; if there are none, nothing changes.",
+		]),
+		"path": helm_hook_path,
+		"severity": "info",
+	}}
+}
+
+# A hook ServiceAccount re-created on every sync: its pods' tokens name the old uid. Low, and
+# only if they call the API, which the message says first (zitadel 9.34.0's ServiceAccounts).
+test_a_hook_service_account_re_created_on_every_sync_is_low_with_its_condition_first if {
+	sa := {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "svc-foo", "namespace": "app-foo", "annotations": {"helm.sh/hook": "pre-install"}}}
+	v := rule.violations with input as review(sa, hook_facts(["BeforeHookCreation"]), [deployment])
+	count(v) == 1
+	some x in v
+	x.severity == "low"
+	startswith(x.msg, "If the pods of Deployment app-foo/svc-foo call the Kubernetes API, the API server refuses them after every sync until the kubelet renews their tokens")
+}
+
+# HookSucceeded deletes it after the sync: its users are without it until the next one, whatever
+# its content. Still the general finding.
+test_a_hook_secret_deleted_after_the_sync_keeps_the_general_finding if {
+	v := rule.violations with input as review(hook_secret, hook_facts(["HookSucceeded"]), [deployment])
+	{x.severity | some x in v} == {"high"}
+}
+
 test_hook_succeeded_removes_it_after_every_sync_and_is_high if {
 	sa := {
 		"apiVersion": "v1",

@@ -5,7 +5,8 @@
 # with auto-sync every refresh re-applies it, and in a pod template every apply rolls the pods
 # (seed 004, cause 5: non-deterministic rendering). Only clear signals are reported:
 #  - kubectl.kubernetes.io/restartedAt (what `kubectl rollout restart` writes on the live object);
-#  - Helm's `rollme: {{ randAlphaNum 5 | quote }}` trick (any key containing "rollme");
+#  - Helm's `rollme: {{ randAlphaNum 5 | quote }}` trick (any key containing "rollme" whose value
+#    is not a constant: `{{ .Release.Revision }}` renders "1" under Argo CD every time);
 #  - date-times (RFC 3339, or Go's time format that Helm's `now` renders) in annotation values,
 #    and dates, compact timestamps or epoch seconds in labels or annotations whose key names a
 #    time (date, time, stamp, build, deployed, created, updated, rendered, generated, restarted).
@@ -61,6 +62,7 @@ violations contains {"msg": msg, "path": e.pointer} if {
 violations contains {"msg": msg, "path": e.pointer} if {
 	some e in _volatile_entries
 	contains(lower(e.key), "rollme")
+	not _constant_rollme(e.value)
 	msg := sprintf(
 		"%s sets %s in %s, Helm's rollme trick: {{ randAlphaNum 5 }} renders a new value every time, so Argo CD sees the Application OutOfSync after every refresh and rolls the pods on every sync. Use a checksum of what the pods should follow instead (checksum/config: {{ include (print $.Template.BasePath \"/configmap.yaml\") . | sha256sum }}), which changes only when that does.",
 		[_subject, e.key, e.field_name],
@@ -76,6 +78,17 @@ violations contains {"msg": msg, "path": e.pointer} if {
 		"%s sets a timestamp in the %s %s %s: \"%s\" differs on every render if a template produces the current time (Helm now, date), and then Argo CD sees the Application OutOfSync after every refresh and auto-sync re-applies it in a loop%s. Render a stable value (the commit, the chart or image version) or remove it; if the value is fixed in Git on purpose, exempt this object.",
 		[_subject, e.location_name, e.kind_word, e.key, e.value, _rollout_note(e)],
 	)
+}
+
+# A rollme annotation is judged by its value, not its name: charts also write
+# `rollme: {{ .Release.Revision | quote }}`, which rolls the pods on each `helm upgrade` but is
+# always "1" under Argo CD (helm template renders revision 1 every time), so it never changes.
+# A rendered value of digits only is such a counter; randAlphaNum's letters are what changes.
+_constant_rollme(value) if {
+	is_string(value)
+	value != ""
+	not contains(value, "{{")
+	regex.match(`^[0-9]+$`, value)
 }
 
 # Template actions that return a new value on every render, left unrendered in the manifest.

@@ -840,6 +840,13 @@ pub struct CheckArgs {
     #[arg(long)]
     pub show_patches: bool,
 
+    /// Show `info` findings in the text and Markdown formats. They state facts whose acting on
+    /// changes no sync (a Helm test hook Argo CD never runs, a CRD assumed to come from
+    /// elsewhere; docs/severity.md), so by default those formats only count them. JSON, SARIF
+    /// (level `note`) and JUnit always carry them; they never fail a run below `--fail-on info`.
+    #[arg(long)]
+    pub show_info: bool,
+
     /// Destination namespace for apps whose Application is not in the input. Argo CD puts
     /// every object that names no namespace there. Default: the namespace the input's objects
     /// name most often (a chart rendered with `--namespace NS` writes NS into its objects),
@@ -1204,6 +1211,12 @@ pub struct ReviewArgs {
     /// posts as one comment each.
     #[arg(long, value_name = "BYTES", default_value_t = 65_536)]
     pub markdown_budget: usize,
+
+    /// Show `info` findings in the text view and the Markdown comment. They state facts whose
+    /// acting on changes no sync (docs/severity.md), so by default those views only count them;
+    /// JSON, SARIF (level `note`) and Code Quality (`info`) always carry them.
+    #[arg(long)]
+    pub show_info: bool,
 
     /// Fail on new findings at this action or above.
     #[arg(long, value_enum, default_value_t = FailOnArg::Deny)]

@@ -19,6 +19,9 @@ use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, OnceLock};
 
+use crate::model::generated::certificate_material;
+use crate::model::writers::Writers;
+
 use rayon::prelude::*;
 use serde_json::{Map, Value, json};
 
@@ -85,6 +88,10 @@ pub struct EvaluateOptions {
     /// Treat custom kinds whose CRD is not in the input as unknown to the cluster (Argo CD would
     /// then refuse the sync). Off by default: CRDs are usually installed by another app.
     pub require_crds: bool,
+    /// The input holds every Application of a repository (`review`): a reference no
+    /// Application of it renders is known not to come from one (`input.context.repository`).
+    /// Also true whenever the input renders several Applications.
+    pub repository: bool,
     /// The Argo CD release judged for (`input.argocd`); its behaviours also drive the plan.
     pub argocd: ArgoCdVersion,
     /// Argo CD configuration known before the input is read (`--argocd-config`, the live
@@ -117,6 +124,7 @@ impl Default for EvaluateOptions {
             source: Source::Check,
             destination_namespace: None,
             require_crds: false,
+            repository: false,
             argocd: ArgoCdVersion::default(),
             argocd_config: Arc::default(),
             complete: false,
@@ -228,6 +236,12 @@ struct AppView<'a> {
     /// The members indexed for resolving an admitted object's references, built on first use
     /// (see [`AppView::member_index`]).
     member_index: OnceLock<OwnedResourceIndex>,
+    /// Members that may write a Secret or ConfigMap at run time, built on first use (see
+    /// [`AppView::written_by`]).
+    writers: OnceLock<Writers>,
+    /// Missing targets → the members that need them, built on first use (see
+    /// [`AppView::also_needed_by`]).
+    missing_needers: OnceLock<HashMap<MissingKey, Vec<usize>>>,
     /// Members that share their identity with another member (`input.collisions`): local index
     /// → the others.
     collisions: HashMap<usize, Vec<usize>>,
@@ -562,6 +576,8 @@ impl<'a> AppView<'a> {
             postsync_hooks,
             dependents: OnceLock::new(),
             member_index: OnceLock::new(),
+            writers: OnceLock::new(),
+            missing_needers: OnceLock::new(),
             collisions,
             crds,
             ownership: HashMap::new(),
@@ -633,6 +649,12 @@ impl<'a> AppView<'a> {
         doc.insert("refs".into(), Value::Array(refs));
         doc.insert("dependents".into(), Value::Array(dependents));
         doc.insert("collisions".into(), Value::Array(self.collisions_of(&me)));
+        // Certificate material a Secret or ConfigMap carries (`input.generated`): made anew on
+        // every render when a chart generates it (`model::generated`). Only when there is some.
+        let generated = certificate_material(&me.resource.kind, &me.resource.raw);
+        if !generated.is_empty() {
+            doc.insert("generated".into(), json!(generated));
+        }
         // What a client-side apply would store: only rendered manifests are about to be applied
         // (an admitted object already carries what its client wrote, a live one was applied), so
         // admission and the audit do not serialise every object for it.
@@ -780,6 +802,7 @@ impl<'a> AppView<'a> {
                 "dry_run": false,
                 "complete": options.complete,
                 "require_crds": options.require_crds,
+                "repository": options.repository || self.elsewhere.is_some(),
             }),
         );
         doc.insert(
@@ -811,7 +834,13 @@ impl<'a> AppView<'a> {
                 .elsewhere
                 .as_ref()
                 .and_then(|e| e.target(self.name.as_deref(), reference))
-                .unwrap_or_else(|| json!({"resolution": "missing"})),
+                .unwrap_or_else(|| {
+                    json!({
+                        "resolution": "missing",
+                        "written_by": self.written_by(me, reference),
+                        "also_needed_by": self.also_needed_by(me, reference),
+                    })
+                }),
         };
         if let Value::Object(map) = &mut entry {
             map.insert("target".into(), target);
@@ -978,6 +1007,67 @@ impl<'a> AppView<'a> {
             .get_or_init(|| OwnedResourceIndex::build(&self.objects, Some(&self.destination)))
     }
 
+    /// `input.refs[].target.written_by` of a missing Secret or ConfigMap: the other members
+    /// whose ServiceAccount the members' RBAC lets write it at run time (`model::writers`),
+    /// each with its tasks, so a rule can tell whether it runs first. What they write is an
+    /// assumption; rules say so.
+    fn written_by(&self, me: &Member<'_>, reference: &Reference) -> Vec<Value> {
+        let writers = self
+            .writers
+            .get_or_init(|| Writers::of(&self.objects, &self.destination));
+        let namespace = reference.namespace.as_deref().unwrap_or(&self.destination);
+        writers
+            .of_object(&reference.kind, namespace, &reference.name)
+            .into_iter()
+            .filter(|&j| j != me.i)
+            .filter_map(|j| self.member(me, j))
+            .map(|(obj, facts, tasks)| {
+                json!({"kind": obj.kind, "name": obj.name, "is_hook": facts.is_hook, "tasks": tasks})
+            })
+            .collect()
+    }
+
+    /// `input.refs[].target.also_needed_by` of a missing target: the other members that need
+    /// the same missing object (non-optional references), each with its kind, name and tasks,
+    /// so that one cause is reported once, on the object that needs it first.
+    fn also_needed_by(&self, me: &Member<'_>, reference: &Reference) -> Vec<Value> {
+        let index = self.missing_needers.get_or_init(|| {
+            let mut map: HashMap<MissingKey, Vec<usize>> = HashMap::new();
+            for (j, refs) in self.refs.iter().enumerate() {
+                for (r, res) in refs {
+                    if *res == Resolution::Missing && !r.optional {
+                        let list = map.entry(self.missing_key(r)).or_default();
+                        if list.last() != Some(&j) {
+                            list.push(j);
+                        }
+                    }
+                }
+            }
+            map
+        });
+        index
+            .get(&self.missing_key(reference))
+            .into_iter()
+            .flatten()
+            .filter(|&&j| j != me.i)
+            .filter_map(|&j| self.member(me, j))
+            .map(|(obj, facts, tasks)| {
+                json!({"kind": obj.kind, "name": obj.name, "is_hook": facts.is_hook, "tasks": tasks})
+            })
+            .collect()
+    }
+
+    fn missing_key(&self, r: &Reference) -> MissingKey {
+        (
+            r.group.clone(),
+            r.kind.clone(),
+            r.namespace
+                .clone()
+                .unwrap_or_else(|| self.destination.clone()),
+            r.name.clone(),
+        )
+    }
+
     fn dependents_index(&self) -> &HashMap<usize, Vec<(usize, usize)>> {
         self.dependents.get_or_init(|| {
             let mut map: HashMap<usize, Vec<(usize, usize)>> = HashMap::new();
@@ -994,6 +1084,9 @@ impl<'a> AppView<'a> {
         })
     }
 }
+
+/// A missing reference target: group, kind, effective namespace, name.
+type MissingKey = (String, String, String, String);
 
 /// The object a document is built for: member `i` of a view, or an admitted object in slot `i`
 /// (a member's, or the first one after the members), with its `input.plan.tasks`.

@@ -1,13 +1,15 @@
 //! Precision on the charts people run: `tests/fixtures/charts/` holds public Helm charts rendered
 //! exactly as Argo CD's repo-server renders them (README.md there), and `verdicts.json` a
-//! judgement of every finding `syncguard check` reports on them — `true`, `debatable` or
-//! `false`, each with its reason in Argo CD's behaviour.
+//! judgement of every finding `syncguard check` reports on them — `true`, `debatable`, `noise`
+//! or `false` under the standard of docs/severity.md, each with its reason in Argo CD's
+//! behaviour.
 //!
 //! The real binary runs over every render with the repository's `policies/`. The test fails on
 //! a finding nobody judged, on a finding judged `false` (a false alarm is a bug in the model or a
-//! rule, not a verdict to keep), on a `deny` not judged `true`, and on a verdict that matches no
-//! finding any more (so the file stays the record of what the corpus shows). It prints the
-//! figures: findings per verdict and per rule.
+//! rule, not a verdict to keep), on `noise` reported above `info`, on a `debatable` finding whose
+//! first sentence does not state its condition, on a `deny` not judged `true`, and on a verdict
+//! that matches no finding any more (so the file stays the record of what the corpus shows). It
+//! prints the figures: findings per verdict and per rule.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -45,6 +47,17 @@ struct Verdict {
     path: Option<String>,
     verdict: String,
     reason: String,
+    /// For a `debatable` verdict: the condition under which acting on the finding changes the
+    /// sync, as the message's first sentence states it (docs/severity.md).
+    #[serde(default)]
+    condition: Option<String>,
+}
+
+/// The message up to its first full stop followed by a space (or all of it).
+fn first_sentence(message: &str) -> &str {
+    message
+        .find(". ")
+        .map_or(message, |i| message.get(..=i).unwrap_or(message))
 }
 
 /// The key a finding is judged under: render, rule, `Kind ns/name`, JSON pointer.
@@ -156,8 +169,8 @@ fn every_finding_on_the_chart_corpus_is_judged_and_none_is_false() {
     let mut judged: BTreeMap<Key, Verdict> = BTreeMap::new();
     for v in &verdicts {
         assert!(
-            matches!(v.verdict.as_str(), "true" | "debatable" | "false"),
-            "verdict {:?} for {:?} is not true, debatable or false",
+            matches!(v.verdict.as_str(), "true" | "debatable" | "noise" | "false"),
+            "verdict {:?} for {:?} is not true, debatable, noise or false",
             v.verdict,
             (&v.render, &v.rule, &v.object)
         );
@@ -226,6 +239,30 @@ fn every_finding_on_the_chart_corpus_is_judged_and_none_is_false() {
                     .or_default() += 1;
                 if v.verdict == "false" {
                     problems.push(format!("judged false ({}): {}", v.reason, describe()));
+                }
+                // Noise (right, but nothing anyone can act on) may only be reported at info,
+                // which is recorded and not shown.
+                if v.verdict == "noise" && seen.severity != "info" {
+                    problems.push(format!(
+                        "noise must be info, this is {} ({}): {}",
+                        seen.severity,
+                        v.reason,
+                        describe()
+                    ));
+                }
+                if v.verdict == "debatable" {
+                    match v.condition.as_deref() {
+                        Some(c) if first_sentence(&seen.message).contains(c) => {}
+                        Some(c) => problems.push(format!(
+                            "a debatable finding states its condition in its first sentence; \
+                             {c:?} is not in it: {}",
+                            describe()
+                        )),
+                        None => problems.push(format!(
+                            "a debatable verdict names the condition its message states: {}",
+                            describe()
+                        )),
+                    }
                 }
                 if seen.action == "deny" && v.verdict != "true" {
                     problems.push(format!(

@@ -176,6 +176,7 @@ fn options() -> RenderOptions<'static> {
     RenderOptions {
         color: false,
         show_patches: true,
+        show_info: false,
         tool_version: "0.0.0-test",
         docs_base_url: None,
         information_uri: None,
@@ -261,6 +262,51 @@ fn line_diff(expected: &str, actual: &str) -> String {
         }
     }
     out
+}
+
+/// Info findings (facts whose acting on changes no sync) are counted, not shown, in text and
+/// Markdown unless asked; JSON and SARIF (level `note`) always carry them.
+#[test]
+fn info_findings_are_counted_not_shown_unless_asked() {
+    let report = sample_report();
+    let info = "has no effect without a hook";
+    for (name, out) in [
+        ("text", render_text(&report, &options())),
+        ("markdown", render_markdown(&report, &options())),
+    ] {
+        assert!(!out.contains(info), "{name} shows the info finding:\n{out}");
+        assert!(
+            out.contains("1 info finding not shown (--show-info)"),
+            "{name} does not count it:\n{out}"
+        );
+    }
+    let shown = RenderOptions {
+        show_info: true,
+        ..options()
+    };
+    for (name, out) in [
+        ("text", render_text(&report, &shown)),
+        ("markdown", render_markdown(&report, &shown)),
+    ] {
+        assert!(out.contains(info), "{name} with --show-info:\n{out}");
+        assert!(!out.contains("not shown (--show-info)"), "{name}:\n{out}");
+    }
+    let json = render_json(&report, &options()).unwrap();
+    assert!(json.contains(info));
+    let sarif: Value = serde_json::from_str(&render_sarif(&report, &options()).unwrap()).unwrap();
+    let levels: Vec<&str> = sarif["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| {
+            r["message"]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains(info)
+        })
+        .map(|r| r["level"].as_str().unwrap())
+        .collect();
+    assert_eq!(levels, ["note"]);
 }
 
 #[test]

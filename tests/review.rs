@@ -1216,3 +1216,56 @@ fn a_path_without_applications_is_an_error_not_all_clear() {
         "{stderr}"
     );
 }
+
+/// A finding nobody can act on (a Helm test hook Argo CD never runs: SG108, info) is counted in
+/// the comment and the text view, not listed, and never blocks; `--show-info` lists it, and the
+/// JSON report always carries it.
+#[test]
+fn info_findings_are_counted_in_the_comment_not_listed_unless_asked() {
+    let (repo, base) = small_repository(&[
+        (
+            "apps/web.yaml",
+            application("web", "argocd", &source("w"), "shop"),
+        ),
+        ("w/cm.yaml", config("one")),
+    ]);
+    write(
+        repo.path(),
+        "w/test.yaml",
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-test\n  annotations: {helm.sh/hook: test}\n\
+         spec:\n  restartPolicy: Never\n  containers: [{name: t, image: 'busybox:1.36'}]\n",
+    );
+    commit(repo.path(), "a helm test hook");
+    let args = |extra: &[&'static str]| {
+        let mut a = vec!["--base", base.as_str(), "apps/"];
+        a.extend_from_slice(extra);
+        a
+    };
+    let (code, md, stderr) = review_plain(repo.path(), &args(&["--format", "markdown"]));
+    assert_eq!(code, 0, "{stderr}\n{md}");
+    assert!(!md.contains("SG108"), "{md}");
+    assert!(
+        md.contains("1 new and 0 fixed `info` findings are not shown"),
+        "{md}"
+    );
+    let (_, text, _) = review_plain(repo.path(), &args(&["--format", "text"]));
+    assert!(!text.contains("SG108"), "{text}");
+    assert!(
+        text.contains("New findings: 1 info not shown (--show-info"),
+        "{text}"
+    );
+    let (code, shown, _) =
+        review_plain(repo.path(), &args(&["--format", "markdown", "--show-info"]));
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("**SG108** (audit, info)"), "{shown}");
+    assert!(!shown.contains("are not shown"), "{shown}");
+    let (_, json, _) = review_plain(repo.path(), &args(&["--format", "json"]));
+    let v = json_of(&json);
+    let rules: Vec<&str> = v["findings"]["new"]
+        .as_array()
+        .expect("new findings")
+        .iter()
+        .filter_map(|f| f["rule_id"].as_str())
+        .collect();
+    assert_eq!(rules, ["SG108"], "{v:#}");
+}

@@ -115,6 +115,7 @@ pub fn run(
     let opts = RenderOptions {
         color: args.color.enabled(stdout_is_terminal),
         show_patches: args.show_patches,
+        show_info: args.show_info,
         ..RenderOptions::default()
     };
     write_report(&report, args.format, &opts, out)?;

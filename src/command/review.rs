@@ -96,6 +96,7 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .load()
         .map_err(|e| anyhow::anyhow!("cannot load {}: {e}", source.describe()))?;
     let evaluate = EvaluateOptions {
+        repository: true,
         argocd: args
             .argocd_version
             .or(policies.config().argocd_version)
@@ -154,10 +155,10 @@ pub fn run(args: &ReviewArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     }
     let threshold = fail_on(args.fail_on);
     let failing = blocking(&review, threshold, args.fail_on_existing);
-    let comments = || render_markdown(&review, &failing, args.markdown_budget);
+    let comments = || render_markdown(&review, &failing, args.markdown_budget, args.show_info);
     let view = |format: ReviewFormat| -> anyhow::Result<String> {
         let mut text = match format {
-            ReviewFormat::Text => render_text(&review, failing.len()),
+            ReviewFormat::Text => render_text(&review, failing.len(), args.show_info),
             ReviewFormat::Json => render_json(&review, failing.len())?,
             // On stdout the parts follow one another, each starting with its marker line.
             ReviewFormat::Markdown => comments().concat(),

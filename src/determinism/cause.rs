@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::diff::last_token;
+use crate::model::generated::is_pem;
 
 /// The likely reason a value differs between renders.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -115,7 +116,7 @@ impl Cause {
         let present: Vec<&Value> = values.iter().flatten().copied().collect();
         let strings: Vec<&str> = present.iter().filter_map(|v| v.as_str()).collect();
         let all_strings = !strings.is_empty() && strings.len() == present.len();
-        if strings.iter().any(|s| is_certificate(s)) {
+        if strings.iter().any(|s| is_pem(s)) {
             return Some(Cause::GeneratedCertificate);
         }
         if is_checksum_annotation(pointer) {
@@ -138,12 +139,6 @@ impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
-}
-
-/// PEM text, or PEM text in base64 (`-----BEGIN` encodes to `LS0tLS1CRUdJTi`), as in a
-/// Secret's `data`.
-fn is_certificate(s: &str) -> bool {
-    s.starts_with("LS0tLS1CRUdJTi") || s.contains("-----BEGIN")
 }
 
 /// An annotation whose key mentions `checksum` (`checksum/config`, `checksum/secret`).

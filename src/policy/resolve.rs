@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use crate::finding::{Action, Finding, ResourceRef, Status};
+use crate::finding::{Action, Finding, ResourceRef, Severity, Status};
 use crate::model::Resource;
 use crate::mutate;
 
@@ -183,11 +183,13 @@ pub(crate) fn findings(
                     if action == Action::Off {
                         continue;
                     }
+                    let severity = v.severity.unwrap_or(rule.severity);
                     out.push(Finding {
                         location: resource.locate(v.path.as_deref().unwrap_or("")),
                         path: v.path,
                         patch: patch.clone(),
-                        severity: v.severity.unwrap_or(rule.severity),
+                        severity,
+                        action: informational(severity, action),
                         cause: v.cause,
                         ..base(rule, action, status_or(Status::Open), v.msg)
                     });
@@ -207,4 +209,15 @@ pub(crate) fn findings(
         }
     }
     out
+}
+
+/// An `info` finding states a fact whose acting on changes no sync (docs/severity.md): it is
+/// recorded, never denied or warned about. `deny` and `warn` become `audit` (kept in JSON, SARIF
+/// notes and PolicyReports, shown in text with `--show-info`); `mutate` keeps its patch, which
+/// is safe whatever the severity. A configured `off` was handled before this.
+pub fn informational(severity: Severity, action: Action) -> Action {
+    match (severity, action) {
+        (Severity::Info, Action::Deny | Action::Warn) => Action::Audit,
+        _ => action,
+    }
 }

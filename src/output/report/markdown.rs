@@ -9,18 +9,25 @@ use std::fmt::Write as _;
 
 use super::{
     Group, NO_APPLICATION, RenderOptions, docs_url, group_by_application, groups_by_application,
-    object_label, sorted_findings, summary_sentence, visible,
+    hidden_info, hidden_info_note, object_label, sorted_findings, summary_sentence, visible,
 };
 use crate::finding::{Action, Finding, Report, Status};
 
 /// Renders the report as a Markdown comment.
 pub fn render_markdown(report: &Report, opts: &RenderOptions) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "## syncguard: {}\n", summary_sentence(&report.summary));
     let sorted = sorted_findings(report);
     let (skipped, active): (Vec<&Finding>, Vec<&Finding>) = sorted
         .into_iter()
         .partition(|f| matches!(f.status, Status::Skipped { .. }));
+    let (hidden, active): (Vec<&Finding>, Vec<&Finding>) =
+        active.into_iter().partition(|f| hidden_info(f, opts));
+    let _ = writeln!(
+        out,
+        "## syncguard: {}{}\n",
+        summary_sentence(&report.summary),
+        hidden_info_note(hidden.len())
+    );
 
     if active.is_empty() {
         out.push_str("No findings that count against this change.\n\n");

@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::finding::{Finding, Report, ResourceRef, Status, Summary, UnknownName};
+use crate::finding::{Finding, Report, ResourceRef, Severity, Status, Summary, UnknownName};
 
 mod json;
 mod junit;
@@ -43,6 +43,10 @@ pub struct RenderOptions<'a> {
     /// carries patches (machines decide what to do with them); SARIF carries them as a result
     /// property; JUnit never shows them.
     pub show_patches: bool,
+    /// Show open `info` findings in the text and Markdown formats. They state facts whose
+    /// acting on changes no sync (docs/severity.md), so by default those formats only count
+    /// them; JSON, SARIF (level `note`), JUnit and PolicyReports always carry them.
+    pub show_info: bool,
     /// The tool version recorded in JSON and SARIF. Defaults to this crate's version; tests pin
     /// it so golden files do not change on every release.
     pub tool_version: &'a str,
@@ -60,6 +64,7 @@ impl Default for RenderOptions<'_> {
         Self {
             color: false,
             show_patches: false,
+            show_info: false,
             tool_version: env!("CARGO_PKG_VERSION"),
             docs_base_url: None,
             information_uri: None,
@@ -362,6 +367,25 @@ pub(crate) fn summary_sentence(s: &Summary) -> String {
         ));
     }
     out
+}
+
+/// True for a finding the text and Markdown formats hide unless `--show-info`: open and `info`.
+/// Skipped findings and policy errors are always shown: a waiver and a rule that could not judge
+/// stay visible whatever the rule's severity.
+pub(crate) fn hidden_info(f: &Finding, opts: &RenderOptions) -> bool {
+    !opts.show_info && f.severity == Severity::Info && f.status == Status::Open
+}
+
+/// "; 3 info findings not shown (--show-info)", or nothing when none is hidden.
+pub(crate) fn hidden_info_note(hidden: usize) -> String {
+    if hidden == 0 {
+        String::new()
+    } else {
+        format!(
+            "; {} not shown (--show-info)",
+            count(hidden, "info finding", "info findings")
+        )
+    }
 }
 
 #[cfg(test)]

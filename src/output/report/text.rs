@@ -10,7 +10,8 @@ use std::fmt::Write as _;
 
 use super::{
     Group, NO_APPLICATION, RenderOptions, also_list, docs_link, group_by_application,
-    groups_by_application, object_label, sorted_findings, summary_sentence, visible,
+    groups_by_application, hidden_info, hidden_info_note, object_label, sorted_findings,
+    summary_sentence, visible,
 };
 use crate::finding::{Action, Finding, Report, Severity, Status};
 use crate::output::style::Style;
@@ -23,6 +24,8 @@ pub fn render_text(report: &Report, opts: &RenderOptions) -> String {
     let (skipped, active): (Vec<&Finding>, Vec<&Finding>) = sorted
         .into_iter()
         .partition(|f| matches!(f.status, Status::Skipped { .. }));
+    let (hidden, active): (Vec<&Finding>, Vec<&Finding>) =
+        active.into_iter().partition(|f| hidden_info(f, opts));
     let grouped = groups_by_application(report);
 
     if grouped {
@@ -107,7 +110,7 @@ pub fn render_text(report: &Report, opts: &RenderOptions) -> String {
     if let Some(server) = &report.server {
         let _ = writeln!(out, "{}", server_line(server));
     }
-    let _ = writeln!(out, "{}", summary_line(report, st));
+    let _ = writeln!(out, "{}", summary_line(report, hidden.len(), st));
     out
 }
 
@@ -246,9 +249,9 @@ fn indent_continuation(text: &str, indent: &str) -> String {
 
 /// The closing line, green when nothing counts against the run, red when something would deny
 /// or a rule or an input failed, yellow otherwise.
-fn summary_line(report: &Report, st: Style) -> String {
+fn summary_line(report: &Report, hidden: usize, st: Style) -> String {
     let s = &report.summary;
-    let sentence = summary_sentence(s);
+    let sentence = summary_sentence(s) + &hidden_info_note(hidden);
     if s.open_by_action.deny > 0 || s.policy_errors > 0 || s.errors > 0 {
         st.bold_red(&sentence)
     } else if s.open > 0 {

@@ -11,18 +11,23 @@ use std::fmt::Write;
 use super::parts::{Block, lines, split};
 use super::{
     abbrev, action, counts, failing_not_judged, location, manifest, not_judged, place,
-    reasons_shown, short,
+    reasons_shown, short, shown,
 };
 use crate::finding::Finding;
 use crate::review::{AppReview, ImageChange, ObjectChange, Review};
 
 /// The comment as parts of at most `budget` bytes each, in order; one when it fits.
-pub fn render_markdown(review: &Review, blocking: &[&Finding], budget: usize) -> Vec<String> {
-    split(&blocks(review, blocking), budget)
+pub fn render_markdown(
+    review: &Review,
+    blocking: &[&Finding],
+    budget: usize,
+    show_info: bool,
+) -> Vec<String> {
+    split(&blocks(review, blocking, show_info), budget)
 }
 
 /// The comment's blocks, each kept in one part when it fits.
-fn blocks(review: &Review, blocking: &[&Finding]) -> Vec<Block> {
+fn blocks(review: &Review, blocking: &[&Finding], show_info: bool) -> Vec<Block> {
     let f = &review.findings;
     let mut out = vec![lines(&verdict(review, blocking))];
     out.push(lines(&not_judged_list(review)));
@@ -65,19 +70,23 @@ fn blocks(review: &Review, blocking: &[&Finding]) -> Vec<Block> {
         b.extend(manifest_details(app));
         out.push(b);
     }
-    let others: Vec<&Finding> = f
-        .new
-        .iter()
+    let (new, new_hidden) = shown(&f.new, show_info);
+    let others: Vec<&Finding> = new
+        .into_iter()
         .filter(|n| !blocking.iter().any(|b| std::ptr::eq(*b, *n)))
         .collect();
     out.push(lines(&findings(
         "Other new findings, not blocking",
         &others,
     )));
-    out.push(lines(&findings(
-        "Fixed findings",
-        &f.fixed.iter().collect::<Vec<_>>(),
-    )));
+    let (fixed, fixed_hidden) = shown(&f.fixed, show_info);
+    out.push(lines(&findings("Fixed findings", &fixed)));
+    if new_hidden + fixed_hidden > 0 {
+        out.push(lines(&format!(
+            "{} new and {} fixed `info` findings are not shown: facts whose acting on changes no sync (in the JSON and SARIF reports, or with `--show-info`).\n\n",
+            new_hidden, fixed_hidden
+        )));
+    }
     out.push(lines(&findings(
         "Findings of the base not judged again (Application not judged on the head)",
         &f.not_judged_on_head.iter().collect::<Vec<_>>(),

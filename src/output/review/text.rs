@@ -4,13 +4,13 @@ use std::fmt::Write;
 
 use super::{
     abbrev, action, counts, failing_not_judged, location, manifest, not_judged, place,
-    reasons_shown, short,
+    reasons_shown, short, shown,
 };
 use crate::finding::Finding;
 use crate::review::{ObjectChange, Review};
 
 /// The whole review.
-pub fn render_text(review: &Review, blocking: usize) -> String {
+pub fn render_text(review: &Review, blocking: usize, show_info: bool) -> String {
     let mut out = String::new();
     let f = &review.findings;
     let _ = writeln!(
@@ -169,6 +169,13 @@ pub fn render_text(review: &Review, blocking: usize) -> String {
         }
     }
     let list = |out: &mut String, title: &str, findings: &[Finding]| {
+        let (findings, hidden) = shown(findings, show_info);
+        if hidden > 0 {
+            let _ = writeln!(
+                out,
+                "\n{title}: {hidden} info not shown (--show-info: facts whose acting on changes no sync)"
+            );
+        }
         if findings.is_empty() {
             return;
         }

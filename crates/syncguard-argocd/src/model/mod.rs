@@ -10,6 +10,7 @@ pub mod apply;
 pub mod argo;
 pub mod diff;
 pub mod explain;
+pub mod generated;
 pub mod governed;
 pub mod health;
 pub mod immutable;
@@ -21,6 +22,7 @@ pub mod tracking;
 pub mod validity;
 pub mod version;
 pub mod waits;
+pub mod writers;
 
 use std::sync::Arc;
 

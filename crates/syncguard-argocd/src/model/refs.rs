@@ -24,6 +24,7 @@
     deny(clippy::unwrap_used, clippy::expect_used, clippy::panic)
 )]
 
+mod builtin;
 mod index;
 mod pod;
 mod scope;

@@ -9,10 +9,8 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use super::scope::BUILTIN_NAMESPACES;
-use super::{
-    CRD_GROUP, Reference, is_builtin_group, is_cluster_scoped, produced_target, references,
-};
+use super::builtin::is_builtin;
+use super::{CRD_GROUP, Reference, is_cluster_scoped, produced_target, references};
 use crate::model::Resource;
 
 /// (group, kind, namespace, name) — the identity of an object once its namespace is filled in.
@@ -255,18 +253,6 @@ fn owned_key((group, kind, namespace, name): Key<'_>) -> String {
     format!("{group}\u{0}{kind}\u{0}{namespace}\u{0}{name}")
 }
 
-/// Objects that exist in every cluster, whatever the set contains.
-fn is_builtin(reference: &Reference) -> bool {
-    if let Some(defines) = &reference.defines {
-        return is_builtin_group(&defines.group);
-    }
-    match (reference.group.as_str(), reference.kind.as_str()) {
-        ("", "ServiceAccount") => reference.name == "default",
-        ("", "Namespace") => BUILTIN_NAMESPACES.contains(&reference.name.as_str()),
-        _ => false,
-    }
-}
-
 /// The references of every resource, each with its resolution; element `i` belongs to
 /// `resources[i]`. Builds one index, so the cost is linear in objects plus references.
 pub fn resolve_all(
@@ -444,6 +430,32 @@ mod tests {
         assert_eq!(
             resolution_of(&set, None, "/spec/serviceAccountName"),
             Resolution::Builtin
+        );
+    }
+
+    #[test]
+    fn the_root_ca_config_map_of_every_namespace_is_builtin_but_other_config_maps_are_not() {
+        // The projected volume a chart writes out by hand for a service account token (kong's
+        // migration Jobs): kube-root-ca.crt is published into every namespace.
+        let pod = |name: &str| {
+            obj("v1", "Pod", "p")
+                .namespace("app")
+                .set(
+                    "/spec/volumes",
+                    json!([{"name": "token", "projected": {"sources": [
+                        {"configMap": {"name": name, "items": [{"key": "ca.crt", "path": "ca.crt"}]}}
+                    ]}}]),
+                )
+                .build()
+        };
+        let via = "/spec/volumes/0/projected/sources/0/configMap/name";
+        assert_eq!(
+            resolution_of(&[pod("kube-root-ca.crt")], None, via),
+            Resolution::Builtin
+        );
+        assert_eq!(
+            resolution_of(&[pod("root-ca")], None, via),
+            Resolution::Missing
         );
     }
 

@@ -102,10 +102,6 @@ const CLUSTER_SCOPED: &[(&str, &str)] = &[
     ("storagemigration.k8s.io", "StorageVersionMigration"),
 ];
 
-/// Namespaces every cluster has, so a reference to them always resolves.
-pub(super) const BUILTIN_NAMESPACES: &[&str] =
-    &["default", "kube-node-lease", "kube-public", "kube-system"];
-
 /// True if kube-apiserver serves this API group itself, i.e. its kinds never need a CRD.
 ///
 /// The group is compared exactly (see the list for what is in and why).
