@@ -63,15 +63,44 @@ violations contains object.union({"msg": msg, "path": _via(ref)}, _late_grade(ta
 	hook_task := _first_task(_plan_tasks)
 	target_task := _first_task(_array(target, "tasks"))
 	_created_too_late(target, target_task.step, hook_task.step)
+	grade := _late_grade(target_task, hook_task)
+	not _reported_at_an_earlier_path(_via(ref), grade.severity)
 	msg := sprintf(
-		"%s, a hook at %s, needs %s before it exists: %s. Fix: %s%s",
+		"%s, a hook at %s, needs %s before it exists: %s. Fix: %s%s%s",
 		[
 			_subject, _where(hook_task), _ref_label(ref),
 			_why_late(ref, target, target_task, hook_task),
 			_fix_order(ref, target, target_task, hook_task), _async_note(target),
+			_also_late(ref, grade.severity),
 		],
 	)
 }
+
+# One finding per object and cause: every reference this hook needs too early with the same
+# grade has one cause (the hook runs before the step that creates them), so only the first (by
+# path) is reported, naming the others (mastodon's PreSync migration Job reads two Secrets of the
+# Sync phase: one deny, not two).
+_late contains {"via": _via(ref), "label": _ref_label(ref), "severity": grade.severity} if {
+	input.plan.tasks != []
+	some ref in _needed_refs
+	target := _target(ref)
+	target.resolution in {"in_set", "produced_by"}
+	hook_task := _first_task(_plan_tasks)
+	target_task := _first_task(_array(target, "tasks"))
+	_created_too_late(target, target_task.step, hook_task.step)
+	grade := _late_grade(target_task, hook_task)
+}
+
+_reported_at_an_earlier_path(via, severity) if {
+	some l in _late
+	l.severity == severity
+	l.via < via
+}
+
+_also_late(ref, severity) := sprintf(" The same holds for %s, which it needs too.", [concat(", ", others)]) if {
+	others := sort({l.label | some l in _late; l.severity == severity; l.label != _ref_label(ref)})
+	count(others) > 0
+} else := ""
 
 # 2. In the set, but this sync never applies it (or its producer).
 violations contains {"msg": msg, "path": _via(ref), "severity": "critical"} if {
