@@ -6,7 +6,7 @@
 # object's annotations together to 262,144 bytes (apimachinery TotalAnnotationSizeLimitB), so the
 # apply fails with "metadata.annotations: Too long: must have at most 262144 bytes" — on the first
 # sync and every retry. Argo CD's own controller recognises the message and appends "Consider
-# using Server-side apply or syncing with replace enabled" (argo-cd controller/sync.go). Big CRDs
+# using Server-side apply or syncing with replace enabled" (argo-cd util/argo/argo.go AugmentSyncMsg, from controller/sync.go). Big CRDs
 # are the usual case (kube-prometheus-stack's Prometheus and Alertmanager CRDs, kyverno's
 # policy CRDs, external-secrets): their charts' docs ask Argo CD users for ServerSideApply=true.
 #

@@ -45,8 +45,8 @@ violations contains {"msg": msg, "path": "/spec/activeDeadlineSeconds"} if {
 	_hook_job
 	_deadline_missing
 	msg := sprintf(
-		"%s is %s without spec.activeDeadlineSeconds: if its pod hangs or keeps retrying, Argo CD waits for it forever and %s. Set spec.activeDeadlineSeconds (suggested: %v).",
-		[_subject, _hook_label, _what_never_finishes, deadline_seconds],
+		"%s is %s without spec.activeDeadlineSeconds: if its pod hangs or keeps retrying, Argo CD waits for it forever and %s. Set spec.activeDeadlineSeconds (suggested: %v).%s",
+		[_subject, _hook_label, _what_never_finishes, deadline_seconds, _delete_hook_note],
 	)
 }
 
@@ -155,6 +155,14 @@ _what_never_finishes := "the Application's deletion never finishes" if {
 		t in {"PreDelete", "PostDelete"}
 	}
 } else := "the sync never finishes"
+
+# What a deadline changes for a delete hook: Argo CD deletes a failed delete hook and runs it
+# again (controller/hook.go executeHooks, "Delete failed hooks to allow retry"), so the deadline
+# turns a silent hang into a visible failure and a retry; a hook that always fails still holds
+# the deletion (held-out review of issue 37).
+_delete_hook_note := " With a deadline Argo CD sees the failure, deletes the hook and runs it again, so a hang that passes lets the deletion finish; a hook that always fails still holds it, now with a DeletionError that says why." if {
+	_what_never_finishes == "the Application's deletion never finishes"
+} else := ""
 
 default _hook_label := "a hook"
 

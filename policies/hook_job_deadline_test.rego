@@ -165,6 +165,13 @@ test_a_post_delete_hook_job_is_reported_with_its_hook_type if {
 	some x in v
 	startswith(x.msg, "Job app-foo/svc-foo-migration is a PostDelete hook without spec.activeDeadlineSeconds")
 	contains(x.msg, "the Application's deletion never finishes")
+	endswith(x.msg, "a hook that always fails still holds it, now with a DeletionError that says why.")
+}
+
+test_a_sync_hook_gets_no_delete_hook_note if {
+	v := rule.violations with input as review(seed_job, presync_facts)
+	some x in v
+	not contains(x.msg, "DeletionError")
 }
 
 test_a_generate_name_hook_is_named_by_its_prefix if {
