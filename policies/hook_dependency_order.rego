@@ -141,7 +141,7 @@ violations contains object.union({"msg": msg, "path": _via(ref)}, _missing_grade
 # Secret that is not in the chart).
 _needed_by_an_earlier_hook(target) if {
 	hook_task := _first_task(_plan_tasks)
-	some other in _array(target, "also_needed_by")
+	some other in _array(target, "needed_first_by")
 	is_object(other)
 	object.get(other, "is_hook", false) == true
 	other_task := _first_task(_array(other, "tasks"))

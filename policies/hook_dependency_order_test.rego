@@ -342,7 +342,7 @@ test_a_writer_that_runs_later_or_a_complete_input_keeps_the_finding if {
 needed_earlier_input(needer) := review(
 	migration_job, hook_facts("PostSync", 0), plan([task("PostSync", 0, 2)]), [object.union(produced_secret([]), {"target": {
 		"resolution": "missing",
-		"also_needed_by": [needer],
+		"needed_first_by": [needer],
 	}})],
 )
 

@@ -239,8 +239,8 @@ struct AppView<'a> {
     /// Members that may write a Secret or ConfigMap at run time, built on first use (see
     /// [`AppView::written_by`]).
     writers: OnceLock<Writers>,
-    /// Missing targets → the members that need them, built on first use (see
-    /// [`AppView::also_needed_by`]).
+    /// Missing targets → the hooks that need them, earliest first, built on first use (see
+    /// [`AppView::needed_first_by`]).
     missing_needers: OnceLock<HashMap<MissingKey, Vec<usize>>>,
     /// Members that share their identity with another member (`input.collisions`): local index
     /// → the others.
@@ -838,7 +838,7 @@ impl<'a> AppView<'a> {
                     json!({
                         "resolution": "missing",
                         "written_by": self.written_by(me, reference),
-                        "also_needed_by": self.also_needed_by(me, reference),
+                        "needed_first_by": self.needed_first_by(me, reference),
                     })
                 }),
         };
@@ -1027,13 +1027,18 @@ impl<'a> AppView<'a> {
             .collect()
     }
 
-    /// `input.refs[].target.also_needed_by` of a missing target: the other members that need
-    /// the same missing object (non-optional references), each with its kind, name and tasks,
-    /// so that one cause is reported once, on the object that needs it first.
-    fn also_needed_by(&self, me: &Member<'_>, reference: &Reference) -> Vec<Value> {
+    /// `input.refs[].target.needed_first_by` of a missing target: of the other members that
+    /// need the same missing object (non-optional references), the hook whose first step is the
+    /// earliest, when it is earlier than `me`'s, with its kind, name and tasks — so that one
+    /// cause is reported once, on the hook that needs it first. One entry at most: a missing
+    /// object thousands of objects need must not make every document list them all.
+    fn needed_first_by(&self, me: &Member<'_>, reference: &Reference) -> Vec<Value> {
         let index = self.missing_needers.get_or_init(|| {
             let mut map: HashMap<MissingKey, Vec<usize>> = HashMap::new();
             for (j, refs) in self.refs.iter().enumerate() {
+                if !self.facts.get(j).is_some_and(|f| f.is_hook) {
+                    continue;
+                }
                 for (r, res) in refs {
                     if *res == Resolution::Missing && !r.optional {
                         let list = map.entry(self.missing_key(r)).or_default();
@@ -1043,17 +1048,26 @@ impl<'a> AppView<'a> {
                     }
                 }
             }
+            // Earliest first step first: the head of each list is the hook that needs it first.
+            for list in map.values_mut() {
+                list.sort_by_key(|&j| first_step(self.tasks.get(j).map_or(&[][..], Vec::as_slice)));
+            }
             map
         });
+        let mine = first_step(me.tasks);
         index
             .get(&self.missing_key(reference))
             .into_iter()
             .flatten()
-            .filter(|&&j| j != me.i)
-            .filter_map(|&j| self.member(me, j))
+            .find(|&&j| j != me.i)
+            .filter(|&&j| {
+                first_step(self.tasks.get(j).map_or(&[][..], Vec::as_slice)) < mine
+            })
+            .and_then(|&j| self.member(me, j))
             .map(|(obj, facts, tasks)| {
                 json!({"kind": obj.kind, "name": obj.name, "is_hook": facts.is_hook, "tasks": tasks})
             })
+            .into_iter()
             .collect()
     }
 
@@ -1087,6 +1101,15 @@ impl<'a> AppView<'a> {
 
 /// A missing reference target: group, kind, effective namespace, name.
 type MissingKey = (String, String, String, String);
+
+/// The first step of a member's `input.plan.tasks` (`u64::MAX` when it has none).
+fn first_step(tasks: &[Value]) -> u64 {
+    tasks
+        .iter()
+        .filter_map(|t| t.get("step").and_then(Value::as_u64))
+        .min()
+        .unwrap_or(u64::MAX)
+}
 
 /// The object a document is built for: member `i` of a view, or an admitted object in slot `i`
 /// (a member's, or the first one after the members), with its `input.plan.tasks`.
