@@ -359,19 +359,18 @@ impl PullFailure {
                 credentials::ENV_PREFIX
             )
         };
-        if [
-            "401",
-            "403",
-            "unauthorized",
-            "forbidden",
-            "denied",
-            "authentication required",
-            // An OCI registry that wants a login helm does not have.
-            "credential not found",
-            "no basic auth credentials",
-        ]
-        .iter()
-        .any(|m| lower.contains(m))
+        if ["401", "403"].iter().any(|code| has_number(&lower, code))
+            || [
+                "unauthorized",
+                "forbidden",
+                "denied",
+                "authentication required",
+                // An OCI registry that wants a login helm does not have.
+                "credential not found",
+                "no basic auth credentials",
+            ]
+            .iter()
+            .any(|m| lower.contains(m))
         {
             format!("{REFUSED}: {what}: {place}; set them with {fix}. helm: {stderr}")
         } else if [
@@ -395,7 +394,7 @@ impl PullFailure {
                 ""
             };
             format!("{UNREACHABLE}: {what}{plain}: helm: {stderr}")
-        } else if lower.contains("index.yaml") && lower.contains("404") {
+        } else if lower.contains("index.yaml") && has_number(&lower, "404") {
             format!(
                 "{NOT_FOUND}: {what}: there is no chart repository index (index.yaml) at {}. \
                  helm: {stderr}",
@@ -411,6 +410,17 @@ impl PullFailure {
             format!("{FAILED}: {what}: helm: {stderr}")
         }
     }
+}
+
+/// True when `text` holds `number` as a number of its own, not inside a longer one: an HTTP
+/// status `401` or `403`, never the port of `127.0.0.1:40375` (that once made an unreachable
+/// repository read as one refusing the credentials).
+fn has_number(text: &str, number: &str) -> bool {
+    text.match_indices(number).any(|(i, m)| {
+        let before = text.get(..i).and_then(|t| t.chars().next_back());
+        let after = text.get(i + m.len()..).and_then(|t| t.chars().next());
+        !before.is_some_and(|c| c.is_ascii_digit()) && !after.is_some_and(|c| c.is_ascii_digit())
+    })
 }
 
 /// `helm pull ... --untar` into `work/out`, with credentials given through files in `work`
@@ -598,6 +608,19 @@ fn helm(
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
+    #[test]
+    fn status_codes_are_whole_numbers_not_parts_of_a_port() {
+        use super::has_number;
+        assert!(has_number("response status code 401 unauthorized", "401"));
+        assert!(has_number("failed: 403", "403"));
+        assert!(has_number("(403)", "403"));
+        assert!(!has_number(
+            "dial tcp 127.0.0.1:40375: connect: connection refused",
+            "403"
+        ));
+        assert!(!has_number("http://127.0.0.1:14012/index.yaml", "401"));
+    }
+
     use super::*;
     use serde_json::json;
 
