@@ -374,6 +374,12 @@ pub struct Related {
 }
 
 impl Finding {
+    /// An open `info` finding: a fact whose acting on changes no sync, which the text and
+    /// Markdown views count instead of listing unless `--show-info` (docs/severity.md).
+    pub fn is_info_fact(&self) -> bool {
+        self.severity == Severity::Info && self.status == Status::Open
+    }
+
     /// True if the finding trips the given `--fail-on` threshold (see [`FailOn`]).
     pub fn trips(&self, threshold: FailOn) -> bool {
         threshold.is_tripped_by(self.action, &self.status)

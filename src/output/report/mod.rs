@@ -17,7 +17,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::finding::{Finding, Report, ResourceRef, Severity, Status, Summary, UnknownName};
+use crate::finding::{Finding, Report, ResourceRef, Status, Summary, UnknownName};
 
 mod json;
 mod junit;
@@ -373,7 +373,7 @@ pub(crate) fn summary_sentence(s: &Summary) -> String {
 /// Skipped findings and policy errors are always shown: a waiver and a rule that could not judge
 /// stay visible whatever the rule's severity.
 pub(crate) fn hidden_info(f: &Finding, opts: &RenderOptions) -> bool {
-    !opts.show_info && f.severity == Severity::Info && f.status == Status::Open
+    !opts.show_info && f.is_info_fact()
 }
 
 /// "; 3 info findings not shown (--show-info)", or nothing when none is hidden.

@@ -16,7 +16,7 @@ pub use text::render_text;
 
 use serde_json::Value;
 
-use crate::finding::{Action, FailOn, Finding, Severity, Status};
+use crate::finding::{Action, FailOn, Finding};
 use crate::review::{NotJudged, ObjectChange, Place, Review, Standing};
 
 /// `PreSync wave 0 (step 1)`.
@@ -48,9 +48,8 @@ pub fn blocking(review: &Review, threshold: FailOn, fail_on_existing: bool) -> V
 /// The findings of `list` the text and Markdown views show, and how many `info` ones they leave
 /// out (shown with `--show-info`; docs/severity.md).
 fn shown(list: &[Finding], show_info: bool) -> (Vec<&Finding>, usize) {
-    let (hidden, shown): (Vec<&Finding>, Vec<&Finding>) = list
-        .iter()
-        .partition(|f| !show_info && f.severity == Severity::Info && f.status == Status::Open);
+    let (hidden, shown): (Vec<&Finding>, Vec<&Finding>) =
+        list.iter().partition(|f| !show_info && f.is_info_fact());
     (shown, hidden.len())
 }
 
